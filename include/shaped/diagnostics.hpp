@@ -1,0 +1,91 @@
+#ifndef SHAPED_DIAGNOSTICS_HPP
+#define SHAPED_DIAGNOSTICS_HPP
+
+/// \file
+/// The one place that shapes compile-time and run-time shape errors.
+///
+/// Compile time: every rule is a `static_assert(diag::expect<Ok, Context...>, "shaped::<op>(...): <rule>; <hint>")`.
+/// C++20 messages are literals, so the axes and extents that disagree travel in `Context...`, which both
+/// g++ 12 and clang++ 14 print beside the message, e.g.
+/// `shaped::diag::expect<false, shaped::diag::lhs_last<shaped::diag::sized<head_dim, 2>>, ...>`.
+/// Run time (data from outside): `shaped::shape_error`, whose message names expected and actual shapes.
+
+#include <cstddef>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace shaped::diag {
+
+/// An axis with its extent, as printed in diagnostics: `sized<head_dim, 2>`.
+template <class Axis, std::size_t Extent>
+struct sized {};
+
+/// A list of axes (with extents), as printed in diagnostics: `axes<sized<batch, 1>, sized<num_tokens, 2>>`.
+template <class... SizedAxes>
+struct axes {};
+
+/// Roles that label the axes of a failed check, so that the printed context reads as a sentence.
+template <class... T> struct tensor_axes {};
+template <class... T> struct lhs_axes {};
+template <class... T> struct rhs_axes {};
+template <class... T> struct lhs_last {};
+template <class... T> struct rhs_second_to_last {};
+template <class... T> struct lhs_batch {};
+template <class... T> struct rhs_batch {};
+template <class... T> struct from_axes {};
+template <class... T> struct to_axes {};
+template <class... T> struct expected_axes {};
+template <class... T> struct actual_axes {};
+template <class... T> struct in_features {};
+template <class... T> struct input_last {};
+template <class... T> struct mask_axes {};
+template <class... T> struct element_counts {};
+template <int... Dims> struct dims {};
+template <std::size_t... N> struct numbers {};
+template <std::size_t Rank> struct rank {};
+template <class... T> struct dividend {};
+template <class... T> struct divisor {};
+template <class... T> struct parts {};
+
+/// The condition of every shaped `static_assert`: true when `Ok`; the `Context` types only exist to be
+/// printed by the compiler when it is false.
+template <bool Ok, class... Context>
+inline constexpr bool expect = Ok;
+
+}  // namespace shaped::diag
+
+namespace shaped {
+
+/// Thrown when data from outside the type system (a buffer, a file, a nested initializer list) does not
+/// have the shape that the tensor's type states. `what()` names the operation, the expected and the actual
+/// shape, e.g. `shaped::tensor::from_buffer: expected 12 elements for (batch=1, num_tokens=2, d_out=6), got 10`.
+class shape_error : public std::invalid_argument {
+public:
+    shape_error(const std::string& op, const std::string& expected, const std::string& actual)
+        : std::invalid_argument("shaped::" + op + ": expected " + expected + ", got " + actual),
+          expected_(expected), actual_(actual) {}
+    /// The shape the type states, as text.
+    const std::string& expected() const noexcept { return expected_; }
+    /// The shape that arrived, as text.
+    const std::string& actual() const noexcept { return actual_; }
+
+private:
+    std::string expected_;
+    std::string actual_;
+};
+
+namespace detail {
+inline std::string format_extents(const std::vector<std::size_t>& extents) {
+    std::ostringstream s;
+    s << '(';
+    for (std::size_t i = 0; i < extents.size(); ++i) s << (i ? ", " : "") << extents[i];
+    s << ')';
+    return s.str();
+}
+}  // namespace detail
+
+}  // namespace shaped
+
+#endif

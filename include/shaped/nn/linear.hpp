@@ -1,0 +1,98 @@
+#ifndef SHAPED_NN_LINEAR_HPP
+#define SHAPED_NN_LINEAR_HPP
+
+/// \file
+/// `nn::linear<In, Out>`: `y = x Wᵀ + b` on the last axis, initialised as `torch.nn.Linear`.
+
+#include <cmath>
+#include <cstddef>
+#include <type_traits>
+
+#include "../diagnostics.hpp"
+#include "../ops/matmul.hpp"
+#include "../shape.hpp"
+#include "../tensor.hpp"
+#include "../torch/generator.hpp"
+
+namespace shaped::nn {
+
+/// A fully connected layer from axis `In` (in_features) to axis `Out` (out_features).
+///
+/// Shapes: `weight` is `(Out, In)`, `bias` is `(Out)`; the call maps `(..., In)` to `(..., Out)`.
+/// Element type: `Value`, float by default.
+/// Errors: compile time, an input whose last axis is not `In`, by name and extent: the seed's 18-wide
+/// concatenation of full-width heads, `(batch, num_tokens, concat<d_out, d_out, d_out>)`, does not go into
+/// the attention's `out_proj` of type `linear<d_out, d_out>`. Nothing is thrown.
+/// Source: `torch.nn.Linear(in_features, out_features, bias=True)`. The constructor draws the weight with
+/// `kaiming_uniform_(a=√5)` (uniform on ±1/√in_features, the bound computed as PyTorch computes it) and then
+/// the bias, uniform on ±1/√in_features, from the same generator: same seed, same parameters.
+/// Example: `shaped::nn::linear<d_out, d_out> out_proj;  auto y = out_proj(context_vec);`
+template <Axis In, Axis Out, class Value = float>
+class linear {
+public:
+    using in_features = In;
+    using out_features = Out;
+
+    /// `weight`: `(out_features, in_features)`.
+    tensor<Value, Out, In> weight;
+    /// `bias`: `(out_features)`; all zeros and unused when constructed without bias.
+    tensor<Value, Out> bias;
+
+    /// Draws from the default generator (`torch.manual_seed` decides the values).
+    explicit linear(bool has_bias = true) : linear(torch::default_generator(), has_bias) {}
+
+    /// Draws from `gen`: weight first, then bias.
+    explicit linear(torch::generator& gen, bool has_bias = true) : has_bias_(has_bias) {
+        // torch.nn.init.kaiming_uniform_(weight, a=math.sqrt(5)): gain = sqrt(2 / (1 + a^2)),
+        // std = gain / sqrt(fan_in), bound = sqrt(3) * std; same double arithmetic as PyTorch's Python.
+        const double fan_in = static_cast<double>(In::extent);
+        const double gain = std::sqrt(2.0 / (1.0 + 5.0));
+        const double w_bound = std::sqrt(3.0) * (gain / std::sqrt(fan_in));
+        torch::uniform_(weight, -w_bound, w_bound, gen);
+        if (has_bias_) {
+            const double b_bound = 1.0 / std::sqrt(fan_in);
+            torch::uniform_(bias, -b_bound, b_bound, gen);
+        }
+    }
+
+    /// Whether the layer adds a bias (`bias=True` in PyTorch).
+    bool has_bias() const noexcept { return has_bias_; }
+
+    /// `x Wᵀ + b` over the last axis.
+    template <class Layout, Axis... X>
+    auto operator()(const basic_tensor<Value, Layout, X...>& x) const {
+        constexpr std::size_t n = sizeof...(X);
+        static_assert(diag::expect<(n >= 1), detail::described<diag::tensor_axes, X...>>,
+                      "shaped::nn::linear<In, Out>(x): x needs at least one axis");
+        if constexpr (n >= 1) {
+            using last = detail::axis_at_t<n - 1, X...>;
+            constexpr bool ok = same_axis_v<last, In>;
+            static_assert(diag::expect<ok, detail::described<diag::in_features, In>, detail::described<diag::input_last, last>,
+                                       detail::described<diag::tensor_axes, X...>>,
+                          "shaped::nn::linear<In, Out>(x): x's last axis must be the layer's in_features axis; "
+                          "check what was concatenated or projected into it");
+            if constexpr (ok) {
+                return [&]<std::size_t... I>(std::index_sequence<I...>) {
+                    using result_t = tensor<Value, detail::axis_at_t<I, X...>..., Out>;
+                    constexpr std::size_t rows = detail::numel_v<X...> / In::extent;
+                    result_t out;
+                    Value* y = out.storage().data();
+                    detail::gemm(x.storage().data(), weight.storage().data(), y, rows, Out::extent, In::extent, true);
+                    if (has_bias_) {
+                        const Value* b = bias.storage().data();
+                        for (std::size_t r = 0; r < rows; ++r)
+                            for (std::size_t c = 0; c < Out::extent; ++c) y[r * Out::extent + c] += b[c];
+                    }
+                    return out;
+                }(std::make_index_sequence<n - 1>{});
+            }
+        }
+    }
+
+private:
+    bool has_bias_;
+};
+
+}  // namespace shaped::nn
+
+#endif

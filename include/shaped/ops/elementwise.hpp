@@ -1,0 +1,160 @@
+#ifndef SHAPED_OPS_ELEMENTWISE_HPP
+#define SHAPED_OPS_ELEMENTWISE_HPP
+
+/// \file
+/// Elementwise arithmetic with statically checked broadcasting, scalars, element-type conversion, and
+/// comparisons of whole tensors (`allclose`, `max_abs_diff`).
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <type_traits>
+
+#include <xtensor/xmath.hpp>
+#include <xtensor/xtensor.hpp>
+
+#include "../diagnostics.hpp"
+#include "../shape.hpp"
+#include "../tensor_fwd.hpp"
+
+namespace shaped {
+
+namespace detail {
+
+
+template <class Value, class... A, class... B>
+constexpr bool check_broadcast(hana::basic_type<Value>, hana::tuple<hana::type<A>...>, hana::tuple<hana::type<B>...>) {
+    constexpr bool ok = broadcast_lhs<A...>::template first_mismatch<B...>() < 0;
+    static_assert(diag::expect<ok, described<diag::lhs_axes, A...>, described<diag::rhs_axes, B...>>,
+                  "shaped: elementwise op on shapes that do not broadcast: aligned from the right, every pair of "
+                  "axes must be the same axis (a missing leading axis broadcasts); transpose or view one side");
+    return ok;
+}
+
+template <class Value, class LA, class LB, class... A, class... B, class F>
+auto broadcast_apply(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, LB, B...>& b, F f) {
+    constexpr bool ok = check_broadcast(hana::type_c<Value>, hana::tuple_t<A...>, hana::tuple_t<B...>);
+    if constexpr (ok) {
+        using result_t = std::conditional_t<(sizeof...(A) >= sizeof...(B)), tensor<Value, A...>, tensor<Value, B...>>;
+        typename result_t::storage_type out = f(a.storage(), b.storage());
+        return result_t(std::move(out));
+    }
+}
+
+}  // namespace detail
+
+/// Elementwise `a + b`, `a - b`, `a * b`, `a / b` with PyTorch's broadcasting, checked at compile time.
+///
+/// Shapes: aligned from the right; every pair of axes must be the same axis; a missing leading axis
+/// broadcasts. The result has the longer operand's axes and is contiguous. Element type: both the same.
+/// Errors: compile time, a pair of aligned axes that are not the same axis, even with equal extents
+/// (PyTorch would broadcast or fail at run time). Nothing is thrown.
+/// Source: `torch.add`, `torch.sub`, `torch.mul`, `torch.div`.
+/// Example: `auto y = x + bias;   // (num_tokens, d_out) + (d_out)`
+template <class Value, class LA, class LB, Axis... A, Axis... B>
+auto operator+(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, LB, B...>& b) {
+    return detail::broadcast_apply(a, b, [](const auto& x, const auto& y) { return x + y; });
+}
+template <class Value, class LA, class LB, Axis... A, Axis... B>
+auto operator-(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, LB, B...>& b) {
+    return detail::broadcast_apply(a, b, [](const auto& x, const auto& y) { return x - y; });
+}
+template <class Value, class LA, class LB, Axis... A, Axis... B>
+auto operator*(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, LB, B...>& b) {
+    return detail::broadcast_apply(a, b, [](const auto& x, const auto& y) { return x * y; });
+}
+template <class Value, class LA, class LB, Axis... A, Axis... B>
+auto operator/(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, LB, B...>& b) {
+    return detail::broadcast_apply(a, b, [](const auto& x, const auto& y) { return x / y; });
+}
+
+/// Tensor and scalar, either side: `scores / std::sqrt(head_dim::extent)`. Shapes: unchanged
+/// (contiguous result). Errors: none. Source: PyTorch's scalar broadcasting.
+#define SHAPED_SCALAR_OP(op)                                                                          \
+    template <class Value, class L, Axis... A>                                                        \
+    auto operator op(const basic_tensor<Value, L, A...>& a, std::type_identity_t<Value> s) {          \
+        typename tensor<Value, A...>::storage_type out = a.storage() op s;                            \
+        return tensor<Value, A...>(std::move(out));                                                   \
+    }                                                                                                 \
+    template <class Value, class L, Axis... A>                                                        \
+    auto operator op(std::type_identity_t<Value> s, const basic_tensor<Value, L, A...>& a) {          \
+        typename tensor<Value, A...>::storage_type out = s op a.storage();                            \
+        return tensor<Value, A...>(std::move(out));                                                   \
+    }
+SHAPED_SCALAR_OP(+)
+SHAPED_SCALAR_OP(-)
+SHAPED_SCALAR_OP(*)
+SHAPED_SCALAR_OP(/)
+#undef SHAPED_SCALAR_OP
+
+/// Elementwise negation. Shapes: unchanged. Errors: none. Source: `torch.neg`.
+template <class Value, class L, Axis... A>
+auto operator-(const basic_tensor<Value, L, A...>& a) {
+    typename tensor<Value, A...>::storage_type out = -a.storage();
+    return tensor<Value, A...>(std::move(out));
+}
+
+/// The same tensor with elements converted to `To` (`x.to(torch.float64)`, `mask.bool()`).
+/// Shapes: unchanged, same layout. Errors: none. Source: `torch.Tensor.to(dtype)`.
+template <class To, class Value, class L, Axis... A>
+auto to(const basic_tensor<Value, L, A...>& x) {
+    using result_t = basic_tensor<To, L, A...>;
+    typename result_t::storage_type out = xt::cast<To>(x.storage());
+    return result_t(std::move(out));
+}
+
+namespace detail {
+template <class... A, class... B>
+constexpr bool same_shape(hana::tuple<hana::type<A>...>, hana::tuple<hana::type<B>...>) {
+    if constexpr (sizeof...(A) == sizeof...(B))
+        return (same_axis_v<A, B> && ...);
+    else
+        return false;
+}
+}  // namespace detail
+
+/// The largest `|a - b|` over all elements: how the examples compare two forms of a computation.
+///
+/// Shapes: `a` and `b` must have the same axes (a comparison between a `(batch, num_tokens,
+/// cat(d_out, d_out, d_out))` and a `(batch, num_tokens, d_out)` result fails to compile).
+/// Element type: any arithmetic; the result is `double`. Errors: compile time, different axes.
+/// Source: `(a - b).abs().max()` in PyTorch.
+template <class Value, class LA, class LB, Axis... A, Axis... B>
+double max_abs_diff(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, LB, B...>& b) {
+    constexpr bool ok = detail::same_shape(hana::tuple_t<A...>, hana::tuple_t<B...>);
+    static_assert(diag::expect<ok, detail::described<diag::lhs_axes, A...>, detail::described<diag::rhs_axes, B...>>,
+                  "shaped::max_abs_diff(a, b): a and b must have the same axes to be compared");
+    double m = 0;
+    if constexpr (ok) {
+        const Value* pa = a.storage().data();
+        const Value* pb = b.storage().data();
+        for (std::size_t i = 0; i < a.numel; ++i)
+            m = std::max(m, std::abs(static_cast<double>(pa[i]) - static_cast<double>(pb[i])));
+    }
+    return m;
+}
+
+/// Whether `|a - b| <= atol + rtol * |b|` everywhere (NaN never close), as `torch.allclose`.
+///
+/// Shapes: `a` and `b` must have the same axes. Errors: compile time, different axes.
+/// Source: `torch.allclose(a, b, rtol=1e-05, atol=1e-08)`.
+template <class Value, class LA, class LB, Axis... A, Axis... B>
+bool allclose(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, LB, B...>& b,
+              double rtol = 1e-5, double atol = 1e-8) {
+    constexpr bool ok = detail::same_shape(hana::tuple_t<A...>, hana::tuple_t<B...>);
+    static_assert(diag::expect<ok, detail::described<diag::lhs_axes, A...>, detail::described<diag::rhs_axes, B...>>,
+                  "shaped::allclose(a, b): a and b must have the same axes to be compared");
+    if constexpr (ok) {
+        const Value* pa = a.storage().data();
+        const Value* pb = b.storage().data();
+        for (std::size_t i = 0; i < a.numel; ++i) {
+            double x = pa[i], y = pb[i];
+            if (!(std::abs(x - y) <= atol + rtol * std::abs(y))) return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace shaped
+
+#endif

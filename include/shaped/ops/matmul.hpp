@@ -1,0 +1,126 @@
+#ifndef SHAPED_OPS_MATMUL_HPP
+#define SHAPED_OPS_MATMUL_HPP
+
+/// \file
+/// `matmul`: PyTorch's `@` on tensors of rank 2 or more, batched over the leading axes, on BLAS.
+
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#include <xtensor-blas/xblas.hpp>
+
+#include "../diagnostics.hpp"
+#include "../shape.hpp"
+#include "../tensor_fwd.hpp"
+
+namespace shaped {
+
+namespace detail {
+
+// C[M×N] = A[M×K] · B[K×N] (row-major, contiguous), or A · Bᵀ with B stored N×K when `b_transposed`.
+template <class Value>
+void gemm(const Value* a, const Value* b, Value* c, std::size_t m, std::size_t n, std::size_t k,
+          bool b_transposed = false) {
+    using index = xt::blas_index_t;
+    cxxblas::gemm<index>(cxxblas::StorageOrder::RowMajor, cxxblas::Transpose::NoTrans,
+                         b_transposed ? cxxblas::Transpose::Trans : cxxblas::Transpose::NoTrans,
+                         static_cast<index>(m), static_cast<index>(n), static_cast<index>(k), Value(1), a,
+                         static_cast<index>(k), b, static_cast<index>(b_transposed ? k : n), Value(0), c,
+                         static_cast<index>(n));
+}
+
+template <class... Axes>
+struct axis_list {};
+
+// The batch axes of the result: the longer of the two batch lists (the shorter broadcasts).
+template <class L, class R>
+struct longer_batch;
+template <class... L, class... R>
+struct longer_batch<axis_list<L...>, axis_list<R...>> {
+    using type = std::conditional_t<(sizeof...(L) >= sizeof...(R)), axis_list<L...>, axis_list<R...>>;
+};
+
+template <std::size_t Offset, class... Axes, std::size_t... I>
+auto sublist(std::index_sequence<I...>) -> axis_list<axis_at_t<Offset + I, Axes...>...>;
+
+template <class Value, class Batch, class Row, class Col>
+struct matmul_result;
+template <class Value, class... Batch, class Row, class Col>
+struct matmul_result<Value, axis_list<Batch...>, Row, Col> {
+    using type = tensor<Value, Batch..., Row, Col>;
+};
+
+template <class Batch>
+struct batch_checker;
+template <class... L>
+struct batch_checker<axis_list<L...>> : broadcast_lhs<L...> {};
+
+template <class... R>
+constexpr int batch_mismatch(axis_list<R...>, auto lhs_checker) {
+    return decltype(lhs_checker)::template first_mismatch<R...>();
+}
+
+}  // namespace detail
+
+/// Matrix product over the last two axes, batched over the leading ones: PyTorch's `a @ b`.
+///
+/// Shapes: `(B..., M, K) @ (C..., K, N)` gives `(batch..., M, N)`, where `K` must be the same axis on
+/// both sides, by name as well as extent (`head_dim` is not `num_tokens` even when both are 2), and the
+/// batch axes, aligned from the right, must be the same axes; a missing leading batch axis broadcasts.
+/// Element type: `float` or `double` (BLAS `sgemm`/`dgemm` through xtensor-blas).
+/// Errors (compile time, in this order): a rank below 2; `a`'s last axis is not `b`'s second-to-last
+/// (the classic `q @ k` for `q @ k.transpose(-2, -1)`, a transpose of the wrong pair, or `.T` on a
+/// 3-d or 4-d tensor); the batch axes differ. Nothing is thrown.
+/// Source: `torch.matmul`; `queries @ keys.transpose(2, 3)` and `attn_weights @ values` (listing 3.5).
+/// Example: `auto attn_scores = shaped::matmul(q, k.transpose<2, 3>());`
+template <class Value, class LayoutA, class LayoutB, Axis... A, Axis... B>
+auto matmul(const basic_tensor<Value, LayoutA, A...>& a, const basic_tensor<Value, LayoutB, B...>& b) {
+    static_assert(std::is_same_v<Value, float> || std::is_same_v<Value, double>,
+                  "shaped::matmul(a, b): elements must be float or double");
+    constexpr std::size_t na = sizeof...(A), nb = sizeof...(B);
+    constexpr bool rank_ok = na >= 2 && nb >= 2;
+    static_assert(diag::expect<rank_ok, detail::described<diag::lhs_axes, A...>, detail::described<diag::rhs_axes, B...>>,
+                  "shaped::matmul(a, b): both tensors need at least two axes (1-d products are not supported)");
+    if constexpr (rank_ok) {
+        using a_last = detail::axis_at_t<na - 1, A...>;
+        using b_inner = detail::axis_at_t<nb - 2, B...>;
+        constexpr bool inner_ok = same_axis_v<a_last, b_inner>;
+        static_assert(diag::expect<inner_ok, detail::described<diag::lhs_last, a_last>,
+                                   detail::described<diag::rhs_second_to_last, b_inner>,
+                                   detail::described<diag::lhs_axes, A...>, detail::described<diag::rhs_axes, B...>>,
+                      "shaped::matmul(a, b): a's last axis and b's second-to-last axis must be the same axis; "
+                      "did you forget b.transpose<-2, -1>(), or transpose the wrong pair of axes?");
+        if constexpr (inner_ok) {
+            using a_batch = decltype(detail::sublist<0, A...>(std::make_index_sequence<na - 2>{}));
+            using b_batch = decltype(detail::sublist<0, B...>(std::make_index_sequence<nb - 2>{}));
+            constexpr int mismatch = detail::batch_mismatch(b_batch{}, detail::batch_checker<a_batch>{});
+            static_assert(diag::expect<mismatch < 0, detail::described<diag::lhs_axes, A...>,
+                                       detail::described<diag::rhs_axes, B...>>,
+                          "shaped::matmul(a, b): the batch axes (all but the last two), aligned from the right, "
+                          "must be the same axes; transpose one side so that they line up");
+            if constexpr (mismatch < 0) {
+                using row = detail::axis_at_t<na - 2, A...>;
+                using col = detail::axis_at_t<nb - 1, B...>;
+                using batch = typename detail::longer_batch<a_batch, b_batch>::type;
+                using result_t = typename detail::matmul_result<Value, batch, row, col>::type;
+                constexpr std::size_t m = row::extent, n = col::extent, k = a_last::extent;
+                constexpr std::size_t batches = result_t::numel / (m * n);
+                constexpr std::size_t a_batches = detail::numel_v<A...> / (m * k);
+                constexpr std::size_t b_batches = detail::numel_v<B...> / (k * n);
+                result_t out;
+                const Value* pa = a.storage().data();
+                const Value* pb = b.storage().data();
+                Value* pc = out.storage().data();
+                // The shorter batch list is a suffix of the result's, so its index is i modulo its size.
+                for (std::size_t i = 0; i < batches; ++i)
+                    detail::gemm(pa + (i % a_batches) * m * k, pb + (i % b_batches) * k * n, pc + i * m * n, m, n, k);
+                return out;
+            }
+        }
+    }
+}
+
+}  // namespace shaped
+
+#endif

@@ -1,0 +1,54 @@
+#ifndef SHAPED_OPS_SOFTMAX_HPP
+#define SHAPED_OPS_SOFTMAX_HPP
+
+/// \file
+/// `softmax` over one axis.
+
+#include <cstddef>
+
+#include <xtensor/xmath.hpp>
+#include <xtensor/xreducer.hpp>
+#include <xtensor/xtensor.hpp>
+
+#include "../diagnostics.hpp"
+#include "../shape.hpp"
+#include "../tensor_fwd.hpp"
+
+namespace shaped {
+
+/// `exp(x) / sum(exp(x))` along dimension `Dim` (negative counts from the end), computed as
+/// `exp(x - max)` for stability, as PyTorch does.
+///
+/// Shapes: unchanged; each slice along `Dim` sums to 1. Element type: float or double. A slice that is
+/// all `-inf` (a fully masked row) gives NaN, as in PyTorch.
+/// Errors: compile time, `Dim` outside `[-rank, rank - 1]`. Nothing is thrown.
+/// Source: `torch.softmax(x, dim)`; `torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)` (listing 3.5).
+/// Example: `auto attn_weights = shaped::softmax<-1>(attn_scores);`
+template <int Dim, class Value, class Layout, Axis... Axes>
+auto softmax(const basic_tensor<Value, Layout, Axes...>& x) {
+    constexpr std::size_t n = sizeof...(Axes);
+    constexpr bool ok = detail::dim_in_range(Dim, n);
+    static_assert(diag::expect<ok, diag::dims<Dim>, detail::described<diag::tensor_axes, Axes...>>,
+                  "shaped::softmax<Dim>(x): dimension out of range; a tensor of rank n takes dimensions -n to n-1");
+    if constexpr (ok) {
+        constexpr std::size_t d = detail::wrap_dim(Dim, n);
+        const auto& s = x.storage();
+        auto shifted = xt::eval(xt::exp(s - xt::amax(s, {d}, xt::keep_dims)));
+        typename tensor<Value, Axes...>::storage_type out = shifted / xt::sum(shifted, {d}, xt::keep_dims);
+        return tensor<Value, Axes...>(std::move(out));
+    }
+}
+
+/// `softmax` over the axis named `A`, which `x` must have exactly once.
+/// Shapes, element type, source: as the positional form. Errors: compile time, `A` absent or repeated.
+template <Axis A, class Value, class Layout, Axis... Axes>
+auto softmax(const basic_tensor<Value, Layout, Axes...>& x) {
+    constexpr bool ok = detail::count_of_v<A, Axes...> == 1;
+    static_assert(diag::expect<ok, detail::described<diag::expected_axes, A>, detail::described<diag::tensor_axes, Axes...>>,
+                  "shaped::softmax<A>(x): the named axis must appear exactly once in x");
+    if constexpr (ok) return softmax<static_cast<int>(detail::index_of<A, Axes...>())>(x);
+}
+
+}  // namespace shaped
+
+#endif

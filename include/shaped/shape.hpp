@@ -1,0 +1,102 @@
+#ifndef SHAPED_SHAPE_HPP
+#define SHAPED_SHAPE_HPP
+
+/// \file
+/// Shape algebra, in one place: extents and element counts of axis lists, dimension indices,
+/// the view rule, broadcasting, and the printed forms of shapes for diagnostics.
+/// Computations are constexpr functions over arrays; Boost.Hana handles the lists of axis types.
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <boost/hana/at.hpp>
+#include <boost/hana/equal.hpp>
+#include <boost/hana/tuple.hpp>
+#include <boost/hana/type.hpp>
+#include <boost/hana/unpack.hpp>
+
+#include "axis.hpp"
+#include "diagnostics.hpp"
+
+namespace shaped::detail {
+
+/// Number of elements of a tensor with these axes.
+template <class... Axes>
+inline constexpr std::size_t numel_v = (std::size_t{1} * ... * Axes::extent);
+
+/// The `I`-th axis of `Axes...`.
+template <std::size_t I, class... Axes>
+using axis_at_t = typename decltype(+hana::at_c<I>(hana::tuple_t<Axes...>))::type;
+
+/// `Role<sized<A, extent>...>`: the axes with their extents, for a diagnostic's context.
+template <template <class...> class Role, class... Axes>
+using described = Role<diag::sized<Axes, Axes::extent>...>;
+
+/// PyTorch's dimension rule: `-rank <= d < rank`.
+constexpr bool dim_in_range(int d, std::size_t rank) {
+    return d >= -static_cast<int>(rank) && d < static_cast<int>(rank);
+}
+
+/// A PyTorch dimension index made non-negative; only meaningful when `dim_in_range`.
+constexpr std::size_t wrap_dim(int d, std::size_t rank) {
+    return d < 0 ? static_cast<std::size_t>(d + static_cast<int>(rank)) : static_cast<std::size_t>(d);
+}
+
+/// Where axis `A` stands among `Axes...` (the first place), or `sizeof...(Axes)` when absent.
+template <class A, class... Axes>
+constexpr std::size_t index_of() {
+    constexpr std::array<bool, sizeof...(Axes) + 1> hit{std::is_same_v<A, Axes>..., true};
+    std::size_t i = 0;
+    while (!hit[i]) ++i;
+    return i;
+}
+
+/// How many of `Axes...` are `A`: an axis named by type must appear exactly once.
+template <class A, class... Axes>
+inline constexpr std::size_t count_of_v = (std::size_t{0} + ... + (std::is_same_v<A, Axes> ? 1 : 0));
+
+/// The view rule: `view` only splits and merges adjacent axes in order, so source and target must have
+/// the same atoms in the same order (`[num_heads, head_dim]` counts as `d_out` when `head_dim` was
+/// declared as `d_out / num_heads`).
+template <class FromTuple, class ToTuple>
+constexpr bool view_regroups(FromTuple from, ToTuple to) {
+    return decltype(normal_form(from) == normal_form(to))::value;
+}
+
+/// Broadcasting by position from the right, as PyTorch does, but every pair of aligned axes must be the
+/// same axis: a missing leading axis broadcasts, a different axis of the same extent does not.
+/// Returns the index of the first (right-aligned) pair that disagrees, or -1.
+template <class... L>
+struct broadcast_lhs {
+    template <class... R>
+    static constexpr int first_mismatch() {
+        constexpr std::size_t nl = sizeof...(L), nr = sizeof...(R);
+        constexpr std::size_t n = nl < nr ? nl : nr;
+        if constexpr (n == 0) {
+            return -1;
+        } else {
+            return [&]<std::size_t... I>(std::index_sequence<I...>) {
+                constexpr std::array<bool, n> ok{
+                    same_axis_v<axis_at_t<nl - n + I, L...>, axis_at_t<nr - n + I, R...>>...};
+                for (std::size_t i = 0; i < n; ++i)
+                    if (!ok[i]) return static_cast<int>(i);
+                return -1;
+            }(std::make_index_sequence<n>{});
+        }
+    }
+};
+
+/// A shape as text for run-time messages: `(batch=1, num_tokens=2, d_out=6)`.
+template <class... Axes>
+std::string shape_text() {
+    std::string s = "(";
+    bool first = true;
+    ((s += (first ? "" : ", ") + axis_name<Axes>() + "=" + std::to_string(Axes::extent), first = false), ...);
+    return s + ")";
+}
+
+}  // namespace shaped::detail
+
+#endif

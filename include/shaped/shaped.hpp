@@ -1,0 +1,16 @@
+#ifndef SHAPED_SHAPED_HPP
+#define SHAPED_SHAPED_HPP
+
+/// \file
+/// The whole library: axes, tensors, ops, `nn::linear`, and PyTorch compatibility (random stream,
+/// printing).
+
+#include "axis.hpp"
+#include "diagnostics.hpp"
+#include "nn/linear.hpp"
+#include "shape.hpp"
+#include "tensor.hpp"
+#include "torch/generator.hpp"
+#include "torch/print.hpp"
+
+#endif

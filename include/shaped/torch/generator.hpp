@@ -1,0 +1,93 @@
+#ifndef SHAPED_TORCH_GENERATOR_HPP
+#define SHAPED_TORCH_GENERATOR_HPP
+
+/// \file
+/// PyTorch's CPU random stream: `torch.manual_seed`, `torch.rand`, `Tensor.uniform_`, bit for bit.
+
+#include <cstdint>
+#include <random>
+
+#include "../tensor_fwd.hpp"
+
+namespace shaped::torch {
+
+/// PyTorch's CPU generator: a 32-bit Mersenne Twister seeded with the low 32 bits of the seed.
+///
+/// Errors: none. Nothing is thrown.
+/// Source: `at::CPUGeneratorImpl` (ATen/CPUGeneratorImpl.cpp, at::mt19937 in ATen/core/MT19937RNGEngine.h),
+/// `torch.Generator`; default seed 67280421310721 (`c10::detail::default_rng_seed_val`).
+/// Example: `shaped::torch::generator g(1223); auto q = shaped::torch::rand<batch, num_tokens, d_out>(g);`
+class generator {
+public:
+    static constexpr std::uint64_t default_seed = 67280421310721ULL;
+
+    explicit generator(std::uint64_t seed = default_seed) : engine_(static_cast<std::uint32_t>(seed)) {}
+
+    /// `torch.manual_seed(seed)` for this generator.
+    void manual_seed(std::uint64_t seed) { engine_.seed(static_cast<std::uint32_t>(seed)); }
+
+    /// One 32-bit draw (`CPUGeneratorImpl::random()`).
+    std::uint32_t random() { return static_cast<std::uint32_t>(engine_()); }
+
+    /// One float in `[from, to)`, as `at::uniform_real_distribution<float>`: the low 24 bits of a draw
+    /// scaled by 2^-24, then `x * (to - from) + from` in float.
+    float uniform_float(float from, float to) {
+        const float x = static_cast<float>(random() & ((1u << 24) - 1)) * (1.0f / 16777216.0f);
+        return x * (to - from) + from;
+    }
+
+    /// One double in `[from, to)`, as `at::uniform_real_distribution<double>`: 53 bits of a 64-bit draw.
+    double uniform_double(double from, double to) {
+        const std::uint64_t hi = random(), lo = random();
+        const std::uint64_t r = (hi << 32) | lo;
+        const double x = static_cast<double>(r & ((std::uint64_t{1} << 53) - 1)) * (1.0 / 9007199254740992.0);
+        return x * (to - from) + from;
+    }
+
+private:
+    std::mt19937 engine_;
+};
+
+/// The process-wide generator that `torch.manual_seed` seeds and the functions without a generator
+/// argument draw from. Not thread-safe, like mixing threads on PyTorch's default generator.
+inline generator& default_generator() {
+    static generator g;
+    return g;
+}
+
+/// `torch.manual_seed(seed)`: reseeds the default generator. Source: `torch.manual_seed`.
+inline void manual_seed(std::uint64_t seed) { default_generator().manual_seed(seed); }
+
+/// Fills `x` in place with uniform values on `[from, to)` from `gen`, in row-major order.
+///
+/// Shapes: any. Element type: float or double. Errors: none. Nothing is thrown.
+/// Source: `torch.Tensor.uniform_(from, to)` (ATen's `uniform_kernel`, serial over the elements).
+template <class Value, class Layout, Axis... Axes>
+void uniform_(basic_tensor<Value, Layout, Axes...>& x, double from, double to, generator& gen = default_generator()) {
+    static_assert(std::is_same_v<Value, float> || std::is_same_v<Value, double>,
+                  "shaped::torch::uniform_: elements must be float or double");
+    Value* p = x.storage().data();
+    for (std::size_t i = 0; i < x.numel; ++i) {
+        if constexpr (std::is_same_v<Value, float>)
+            p[i] = gen.uniform_float(static_cast<float>(from), static_cast<float>(to));
+        else
+            p[i] = gen.uniform_double(from, to);
+    }
+}
+
+/// `torch.rand(*size)`: float32 uniform on `[0, 1)`, equal to PyTorch's bit for bit for the same seed.
+///
+/// Shapes: `(Axes...)`. Element type: float (use `rand<double, ...>` through `uniform_` for float64).
+/// Errors: none. Nothing is thrown.
+/// Source: `torch.rand`.
+/// Example: `shaped::torch::manual_seed(1223); auto q = shaped::torch::rand<batch, num_tokens, d_out>();`
+template <Axis... Axes>
+tensor<float, Axes...> rand(generator& gen = default_generator()) {
+    tensor<float, Axes...> t;
+    uniform_(t, 0.0, 1.0, gen);
+    return t;
+}
+
+}  // namespace shaped::torch
+
+#endif
