@@ -22,8 +22,11 @@ namespace shaped {
 namespace detail {
 
 
-template <class Value, class... A, class... B>
-constexpr bool check_broadcast(hana::basic_type<Value>, hana::tuple<hana::type<A>...>, hana::tuple<hana::type<B>...>) {
+template <class... A>
+struct axis_pack {};
+
+template <class... A, class... B>
+constexpr bool check_broadcast(axis_pack<A...>, axis_pack<B...>) {
     constexpr bool ok = broadcast_lhs<A...>::template first_mismatch<B...>() < 0;
     static_assert(diag::expect<ok, described<diag::lhs_axes, A...>, described<diag::rhs_axes, B...>>,
                   "shaped: elementwise op on shapes that do not broadcast: aligned from the right, every pair of "
@@ -33,7 +36,7 @@ constexpr bool check_broadcast(hana::basic_type<Value>, hana::tuple<hana::type<A
 
 template <class Value, class LA, class LB, class... A, class... B, class F>
 auto broadcast_apply(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, LB, B...>& b, F f) {
-    constexpr bool ok = check_broadcast(hana::type_c<Value>, hana::tuple_t<A...>, hana::tuple_t<B...>);
+    constexpr bool ok = check_broadcast(axis_pack<A...>{}, axis_pack<B...>{});
     if constexpr (ok) {
         using result_t = std::conditional_t<(sizeof...(A) >= sizeof...(B)), tensor<Value, A...>, tensor<Value, B...>>;
         typename result_t::storage_type out = f(a.storage(), b.storage());
@@ -105,7 +108,7 @@ auto to(const basic_tensor<Value, L, A...>& x) {
 
 namespace detail {
 template <class... A, class... B>
-constexpr bool same_shape(hana::tuple<hana::type<A>...>, hana::tuple<hana::type<B>...>) {
+constexpr bool same_shape(axis_pack<A...>, axis_pack<B...>) {
     if constexpr (sizeof...(A) == sizeof...(B))
         return (same_axis_v<A, B> && ...);
     else
@@ -121,7 +124,7 @@ constexpr bool same_shape(hana::tuple<hana::type<A>...>, hana::tuple<hana::type<
 /// Source: `(a - b).abs().max()` in PyTorch.
 template <class Value, class LA, class LB, Axis... A, Axis... B>
 double max_abs_diff(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, LB, B...>& b) {
-    constexpr bool ok = detail::same_shape(hana::tuple_t<A...>, hana::tuple_t<B...>);
+    constexpr bool ok = detail::same_shape(detail::axis_pack<A...>{}, detail::axis_pack<B...>{});
     static_assert(diag::expect<ok, detail::described<diag::lhs_axes, A...>, detail::described<diag::rhs_axes, B...>>,
                   "shaped::max_abs_diff(a, b): a and b must have the same axes to be compared");
     double m = 0;
@@ -141,7 +144,7 @@ double max_abs_diff(const basic_tensor<Value, LA, A...>& a, const basic_tensor<V
 template <class Value, class LA, class LB, Axis... A, Axis... B>
 bool allclose(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, LB, B...>& b,
               double rtol = 1e-5, double atol = 1e-8) {
-    constexpr bool ok = detail::same_shape(hana::tuple_t<A...>, hana::tuple_t<B...>);
+    constexpr bool ok = detail::same_shape(detail::axis_pack<A...>{}, detail::axis_pack<B...>{});
     static_assert(diag::expect<ok, detail::described<diag::lhs_axes, A...>, detail::described<diag::rhs_axes, B...>>,
                   "shaped::allclose(a, b): a and b must have the same axes to be compared");
     if constexpr (ok) {
