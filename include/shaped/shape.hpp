@@ -30,6 +30,10 @@ inline constexpr std::size_t numel_v = (std::size_t{1} * ... * Axes::extent);
 template <std::size_t I, class... Axes>
 using axis_at_t = typename decltype(+hana::at_c<I>(hana::tuple_t<Axes...>))::type;
 
+/// A list of axis types, for partial specialisations.
+template <class... Axes>
+struct axis_pack {};
+
 /// `Role<sized<A, extent>...>`: the axes with their extents, for a diagnostic's context.
 template <template <class...> class Role, class... Axes>
 using described = Role<diag::sized<Axes, Axes::extent>...>;

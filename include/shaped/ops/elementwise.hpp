@@ -22,9 +22,6 @@ namespace shaped {
 namespace detail {
 
 
-template <class... A>
-struct axis_pack {};
-
 template <class... A, class... B>
 constexpr bool check_broadcast(axis_pack<A...>, axis_pack<B...>) {
     constexpr bool ok = broadcast_lhs<A...>::template first_mismatch<B...>() < 0;

@@ -19,6 +19,16 @@
 
 namespace shaped {
 
+namespace detail {
+// (A separate template: g++ 12 crashes on this pack expansion written inside a generic lambda.)
+template <class Value, class Prefix, std::size_t K, class Rest, class... Axes>
+struct slice_result;
+template <class Value, class... P, std::size_t K, std::size_t... I, class... Axes>
+struct slice_result<Value, axis_pack<P...>, K, std::index_sequence<I...>, Axes...> {
+    using type = tensor<Value, P..., axis_at_t<K + I, Axes...>...>;
+};
+}  // namespace detail
+
 /// A float tensor of ones. Shapes: `(Axes...)`. Errors: none. Source: `torch.ones(*size)`.
 /// Example: `auto mask = shaped::triu<1>(shaped::ones<context_length, context_length>());`
 template <Axis... Axes>
@@ -82,12 +92,11 @@ auto slice(const basic_tensor<Value, Layout, Axes...>& x) {
                       "shaped::slice<Prefix...>(x): a slice cannot be longer than its axis (e.g. num_tokens must "
                       "not exceed context_length: make context_length at least the number of tokens)");
         if constexpr (fits) {
-            return [&]<std::size_t... I>(std::index_sequence<I...>) {
-                using result_t = tensor<Value, Prefix..., detail::axis_at_t<k + I, Axes...>...>;
-                xt::xstrided_slice_vector sv{xt::range(0, Prefix::extent)...};
-                typename result_t::storage_type out = xt::strided_view(x.storage(), sv);
-                return result_t(std::move(out));
-            }(std::make_index_sequence<n - k>{});
+            using result_t = typename detail::slice_result<Value, detail::axis_pack<Prefix...>, k,
+                                                           std::make_index_sequence<n - k>, Axes...>::type;
+            xt::xstrided_slice_vector sv{xt::range(0, Prefix::extent)...};
+            typename result_t::storage_type out = xt::strided_view(x.storage(), sv);
+            return result_t(std::move(out));
         }
     }
 }

@@ -30,34 +30,31 @@ void gemm(const Value* a, const Value* b, Value* c, std::size_t m, std::size_t n
                          static_cast<index>(n));
 }
 
-template <class... Axes>
-struct axis_list {};
-
 // The batch axes of the result: the longer of the two batch lists (the shorter broadcasts).
 template <class L, class R>
 struct longer_batch;
 template <class... L, class... R>
-struct longer_batch<axis_list<L...>, axis_list<R...>> {
-    using type = std::conditional_t<(sizeof...(L) >= sizeof...(R)), axis_list<L...>, axis_list<R...>>;
+struct longer_batch<axis_pack<L...>, axis_pack<R...>> {
+    using type = std::conditional_t<(sizeof...(L) >= sizeof...(R)), axis_pack<L...>, axis_pack<R...>>;
 };
 
 template <std::size_t Offset, class... Axes, std::size_t... I>
-auto sublist(std::index_sequence<I...>) -> axis_list<axis_at_t<Offset + I, Axes...>...>;
+auto sublist(std::index_sequence<I...>) -> axis_pack<axis_at_t<Offset + I, Axes...>...>;
 
 template <class Value, class Batch, class Row, class Col>
 struct matmul_result;
 template <class Value, class... Batch, class Row, class Col>
-struct matmul_result<Value, axis_list<Batch...>, Row, Col> {
+struct matmul_result<Value, axis_pack<Batch...>, Row, Col> {
     using type = tensor<Value, Batch..., Row, Col>;
 };
 
 template <class Batch>
 struct batch_checker;
 template <class... L>
-struct batch_checker<axis_list<L...>> : broadcast_lhs<L...> {};
+struct batch_checker<axis_pack<L...>> : broadcast_lhs<L...> {};
 
 template <class... R>
-constexpr int batch_mismatch(axis_list<R...>, auto lhs_checker) {
+constexpr int batch_mismatch(axis_pack<R...>, auto lhs_checker) {
     return decltype(lhs_checker)::template first_mismatch<R...>();
 }
 

@@ -33,8 +33,12 @@ auto softmax(const basic_tensor<Value, Layout, Axes...>& x) {
     if constexpr (ok) {
         constexpr std::size_t d = detail::wrap_dim(Dim, n);
         const auto& s = x.storage();
-        auto shifted = xt::eval(xt::exp(s - xt::amax(s, {d}, xt::keep_dims)));
-        typename tensor<Value, Axes...>::storage_type out = shifted / xt::sum(shifted, {d}, xt::keep_dims);
+        // Each reduction is evaluated before it is broadcast: xtensor 0.24 broadcasts an unevaluated
+        // keep_dims reducer wrongly inside a larger expression.
+        const typename tensor<Value, Axes...>::storage_type max = xt::amax(s, {d}, xt::keep_dims);
+        typename tensor<Value, Axes...>::storage_type out = xt::exp(s - max);
+        const typename tensor<Value, Axes...>::storage_type sum = xt::sum(out, {d}, xt::keep_dims);
+        out /= sum;
         return tensor<Value, Axes...>(std::move(out));
     }
 }

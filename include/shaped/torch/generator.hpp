@@ -4,6 +4,7 @@
 /// \file
 /// PyTorch's CPU random stream: `torch.manual_seed`, `torch.rand`, `Tensor.uniform_`, bit for bit.
 
+#include <cmath>
 #include <cstdint>
 #include <random>
 
@@ -30,10 +31,11 @@ public:
     std::uint32_t random() { return static_cast<std::uint32_t>(engine_()); }
 
     /// One float in `[from, to)`, as `at::uniform_real_distribution<float>`: the low 24 bits of a draw
-    /// scaled by 2^-24, then `x * (to - from) + from` in float.
+    /// scaled by 2^-24, then `x * (to - from) + from` rounded once (a fused multiply-add), which is what
+    /// PyTorch's AVX2 CPU kernel computes; it differs from two roundings in about half of the elements.
     float uniform_float(float from, float to) {
         const float x = static_cast<float>(random() & ((1u << 24) - 1)) * (1.0f / 16777216.0f);
-        return x * (to - from) + from;
+        return std::fma(x, to - from, from);
     }
 
     /// One double in `[from, to)`, as `at::uniform_real_distribution<double>`: 53 bits of a 64-bit draw.
@@ -41,7 +43,7 @@ public:
         const std::uint64_t hi = random(), lo = random();
         const std::uint64_t r = (hi << 32) | lo;
         const double x = static_cast<double>(r & ((std::uint64_t{1} << 53) - 1)) * (1.0 / 9007199254740992.0);
-        return x * (to - from) + from;
+        return std::fma(x, to - from, from);
     }
 
 private:

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Compile-fail runner: each case compiles without SHAPE_BUG and fails with it, printing the expected text.
+
+A case is one .cpp file whose bad line(s) sit behind `#ifdef SHAPE_BUG` and whose comments state
+  // expect-error: <text that the first error line must contain>
+  // expect-context: <text that must appear somewhere in the compiler's output>   (optional, repeatable)
+For every compiler given, the runner checks:
+  1. the file without SHAPE_BUG compiles (the twin: a typo cannot pass as a success);
+  2. with -DSHAPE_BUG it fails;
+  3. the first line that reports an error contains the expect-error text (our message comes first);
+  4. every expect-context text appears in the output (axes and extents are named).
+Usage: run.py --cxx g++ --cxx clang++ [--flag=-I...] case.cpp
+"""
+import argparse
+import pathlib
+import re
+import subprocess
+import sys
+
+
+def expectations(source):
+    errors = re.findall(r"^//\s*expect-error:\s*(.+?)\s*$", source, re.M)
+    contexts = re.findall(r"^//\s*expect-context:\s*(.+?)\s*$", source, re.M)
+    return errors, contexts
+
+
+def compile_case(cxx, flags, case, bug):
+    cmd = [cxx, "-std=c++20", "-fsyntax-only", "-Wall", "-Wextra", "-Wpedantic", *flags, str(case)]
+    if bug:
+        cmd.insert(1, "-DSHAPE_BUG")
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    return proc.returncode, proc.stdout + proc.stderr, " ".join(cmd)
+
+
+def first_error_line(output):
+    for line in output.splitlines():
+        if re.search(r"\berror\b", line) and "In instantiation" not in line and "required from" not in line:
+            return line
+    return ""
+
+
+def check(cxx, flags, case):
+    source = case.read_text()
+    problems = []
+    if "SHAPE_BUG" not in source:
+        return [f"{case.name}: no SHAPE_BUG line, so there is no compiling twin"]
+    errors, contexts = expectations(source)
+    if len(errors) != 1:
+        return [f"{case.name}: needs exactly one '// expect-error:' line, found {len(errors)}"]
+    rc, out, cmd = compile_case(cxx, flags, case, bug=False)
+    if rc != 0 or re.search(r"\bwarning\b", out):
+        problems.append(f"[{cxx}] the twin (without SHAPE_BUG) must compile warning-free:\n  {cmd}\n{out}")
+    rc, out, cmd = compile_case(cxx, flags, case, bug=True)
+    if rc == 0:
+        problems.append(f"[{cxx}] with SHAPE_BUG it compiled, but it must not:\n  {cmd}")
+        return problems
+    first = first_error_line(out)
+    if errors[0] not in first:
+        problems.append(f"[{cxx}] the first error does not contain the expected text\n"
+                        f"  expected: {errors[0]}\n  first error: {first}\n--- output ---\n{out}")
+    for text in contexts:
+        if text not in out:
+            problems.append(f"[{cxx}] the output does not name '{text}'\n--- output ---\n{out}")
+    lines = len(out.splitlines())
+    print(f"[{cxx}] {case.name}: fails as expected; {lines} lines of diagnostics")
+    return problems
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cxx", action="append", required=True)
+    parser.add_argument("--flag", action="append", default=[])
+    parser.add_argument("case", type=pathlib.Path)
+    args = parser.parse_args()
+    problems = []
+    for cxx in args.cxx:
+        problems += check(cxx, args.flag, args.case)
+    for p in problems:
+        print(p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

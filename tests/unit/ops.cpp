@@ -1,0 +1,160 @@
+// Every op against PyTorch 1.13's results (tests/golden/make_goldens.py): data movement exactly,
+// arithmetic within a stated tolerance.
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include <boost/hana/at.hpp>
+#include <boost/hana/length.hpp>
+
+#include "check.hpp"
+#include "golden/ops_goldens.hpp"
+
+namespace hana = boost::hana;
+
+namespace {
+struct two : shaped::axis<"two", 2> {};
+struct three : shaped::axis<"three", 3> {};
+struct four : shaped::axis<"four", 4> {};
+struct five : shaped::axis<"five", 5> {};
+struct six : shaped::axis<"six", 6> {};
+struct part : shaped::quotient<"part", six, three> {};  // six = three parts of two
+
+// Float32 products and sums: PyTorch and OpenBLAS may order them differently.
+constexpr double arithmetic_tolerance = 1e-6;
+}  // namespace
+
+TEST_CASE("view and transpose move elements as PyTorch does") {
+    shaped::torch::manual_seed(3);
+    auto x = shaped::torch::rand<two, three, six>();
+    auto y = x.view<two, three, three, part>().transpose<1, 2>();
+    static_assert(std::is_same_v<decltype(y), shaped::strided_tensor<float, two, three, three, part>>);
+    test::check_exact(y, golden::view_transpose_3);
+    // contiguous() keeps the elements and makes view legal again; viewing back restores x.
+    auto back = y.transpose<1, 2>().contiguous().view<two, three, six>();
+    CHECK(shaped::max_abs_diff(back, x) == 0.0);
+    // Negative dimensions and axis names pick the same dimensions.
+    auto by_negative = x.view<two, three, three, part>().transpose<-3, -2>();
+    CHECK(shaped::max_abs_diff(by_negative, y) == 0.0);
+    auto by_name = x.transpose<two, six>();
+    static_assert(std::is_same_v<decltype(by_name), shaped::strided_tensor<float, six, three, two>>);
+    CHECK(shaped::max_abs_diff(by_name, x.transpose<0, 2>()) == 0.0);
+    CHECK(by_name(5, 1, 0) == x(0, 1, 5));
+    // permute and T agree with transpose where they should.
+    CHECK(shaped::max_abs_diff(x.permute<2, 1, 0>(), x.T()) == 0.0);
+    CHECK(shaped::max_abs_diff(x.permute<0, 2, 1>(), x.transpose<1, 2>()) == 0.0);
+}
+
+TEST_CASE("split into quotient chunks and cat back, as PyTorch's split and cat") {
+    shaped::torch::manual_seed(3);
+    auto x = shaped::torch::rand<two, three, six>();
+    auto parts = x.split<part, -1>();
+    static_assert(decltype(hana::length(parts))::value == 3);
+    test::check_exact(hana::at_c<1>(parts), golden::split_3_part1);
+
+    auto reversed = shaped::cat<-1>(hana::make_tuple(hana::at_c<2>(parts), hana::at_c<0>(parts), hana::at_c<1>(parts)));
+    test::check_exact(reversed, golden::cat_3_reversed);
+
+    // Three parts of `part` are `six` again; any other join is an axis of its own.
+    auto whole = shaped::cat<-1>(parts);
+    static_assert(std::is_same_v<decltype(whole), shaped::tensor<float, two, three, six>>);
+    CHECK(shaped::max_abs_diff(whole, x) == 0.0);
+    auto twice = shaped::cat<1>(std::array{x, x});
+    static_assert(std::is_same_v<decltype(twice), shaped::tensor<float, two, shaped::concat<three, three>, six>>);
+    CHECK(twice(1, 4, 5) == x(1, 1, 5));
+}
+
+TEST_CASE("matmul, batched and with a broadcast batch axis") {
+    shaped::torch::manual_seed(11);
+    auto a = shaped::torch::rand<two, three, four, five>();
+    auto b = shaped::torch::rand<two, three, five, four>();
+    auto c = shaped::torch::rand<three, five, two>();
+    auto ab = shaped::matmul(a, b);
+    static_assert(std::is_same_v<decltype(ab), shaped::tensor<float, two, three, four, four>>);
+    CHECK(test::max_abs_diff(ab, golden::matmul_11) <= arithmetic_tolerance);
+    auto ac = shaped::matmul(a, c);
+    static_assert(std::is_same_v<decltype(ac), shaped::tensor<float, two, three, four, two>>);
+    CHECK(test::max_abs_diff(ac, golden::matmul_11_broadcast) <= arithmetic_tolerance);
+}
+
+TEST_CASE("softmax over the last and a middle dimension") {
+    shaped::torch::manual_seed(5);
+    auto x = shaped::torch::rand<two, three, four>() * 4.0f - 2.0f;
+    CHECK(test::max_abs_diff(shaped::softmax<-1>(x), golden::softmax_5_last) <= arithmetic_tolerance);
+    CHECK(test::max_abs_diff(shaped::softmax<1>(x), golden::softmax_5_mid) <= arithmetic_tolerance);
+    CHECK(shaped::max_abs_diff(x.softmax<three>(), shaped::softmax<1>(x)) == 0.0);
+}
+
+TEST_CASE("causal mask: triu, slice to num_tokens, masked_fill with -inf, softmax") {
+    struct context_length : shaped::axis<"context_length", 6> {};
+    struct num_tokens : shaped::axis<"num_tokens", 4> {};
+    auto mask = shaped::triu<1>(shaped::ones<context_length, context_length>());
+    test::check_exact(mask, golden::triu_6_1);
+
+    shaped::torch::manual_seed(9);
+    auto scores = shaped::torch::rand<two, two, num_tokens, num_tokens>();
+    auto masked = scores.masked_fill(mask.slice<num_tokens, num_tokens>().to<bool>(),
+                                     -std::numeric_limits<float>::infinity());
+    CHECK(std::isinf(masked(1, 1, 0, 3)));
+    CHECK(masked(1, 1, 3, 0) == scores(1, 1, 3, 0));
+    CHECK(test::max_abs_diff(shaped::softmax<-1>(masked), golden::causal_9_weights) <= arithmetic_tolerance);
+}
+
+TEST_CASE("nn::linear forward: x W^T + b on the last axis") {
+    shaped::torch::manual_seed(7);
+    shaped::nn::linear<six, four> lin;
+    auto x = shaped::torch::rand<two, three, six>();
+    auto y = lin(x);
+    static_assert(std::is_same_v<decltype(y), shaped::tensor<float, two, three, four>>);
+    CHECK(test::max_abs_diff(y, golden::linear_forward_7) <= arithmetic_tolerance);
+}
+
+TEST_CASE("elementwise arithmetic broadcasts missing leading axes") {
+    shaped::torch::manual_seed(1);
+    auto x = shaped::torch::rand<two, three>();
+    auto row = shaped::torch::rand<three>();
+    auto y = x + row;
+    static_assert(std::is_same_v<decltype(y), shaped::tensor<float, two, three>>);
+    CHECK(y(1, 2) == x(1, 2) + row(2));
+    CHECK((row - x)(0, 1) == row(1) - x(0, 1));
+    CHECK((x * x)(1, 0) == x(1, 0) * x(1, 0));
+    CHECK((x / 2.0f)(1, 1) == x(1, 1) / 2.0f);
+    CHECK((1.0f - x)(0, 0) == 1.0f - x(0, 0));
+    CHECK((-x)(0, 2) == -x(0, 2));
+}
+
+TEST_CASE("data from outside is checked once, with both shapes in the message") {
+    using t = shaped::tensor<float, two, three>;
+    SUBCASE("a buffer of the wrong length") {
+        std::vector<float> buffer(5, 1.0f);
+        CHECK_THROWS_WITH_AS(t::from_buffer(buffer),
+                             "shaped::tensor::from_buffer: expected 6 elements for (two=2, three=3), got 5 elements",
+                             shaped::shape_error);
+        buffer.resize(6);
+        CHECK(t::from_buffer(buffer)(1, 2) == 0.0f);
+    }
+    SUBCASE("a ragged nested list") {
+        CHECK_THROWS_AS((t{{1, 2, 3}, {4, 5}}), shaped::shape_error);
+        CHECK_THROWS_AS((t{{1, 2, 3}, {4, 5, 6, 7}}), shaped::shape_error);
+        CHECK_THROWS_AS((t{{1, 2, 3}}), shaped::shape_error);
+        try {
+            t bad{{1, 2, 3}, {4, 5, 6, 7}};
+            FAIL("no exception");
+        } catch (const shaped::shape_error& e) {
+            CHECK(e.expected() == "(two=2, three=3)");
+            CHECK(std::string(e.what()).find("a list of 4 at depth 1") != std::string::npos);
+        }
+        t good{{1, 2, 3}, {4, 5, 6}};
+        CHECK(good(1, 0) == 4.0f);
+    }
+    SUBCASE("an xtensor of another shape") {
+        xt::xtensor<float, 2> wrong(std::array<std::size_t, 2>{3, 2});
+        CHECK_THROWS_WITH_AS(t{wrong}, "shaped::tensor(xt::xtensor): expected (two=2, three=3), got (3, 2)",
+                             shaped::shape_error);
+    }
+    SUBCASE("at() checks bounds") {
+        t x;
+        CHECK_THROWS_AS(x.at(2, 0), std::out_of_range);
+        CHECK(x.at(1, 2) == 0.0f);
+    }
+}
