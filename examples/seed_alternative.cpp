@@ -2,7 +2,6 @@
 // PyTorch prints context_vec = tensor([[[0.7713, 1.1682, 0.6141, 0.8472, 0.9745, 0.6424],
 //                                       [0.3327, 0.6094, 0.1885, 0.2612, 0.6739, 0.3949]]])
 #include <iostream>
-
 #include <shaped/shaped.hpp>
 
 // [axes]

@@ -1,10 +1,9 @@
 // The answer's two corrected forms of multi-head attention, line for line from PyTorch:
 // the simple form (split into heads, a loop over heads, cat, out_proj) and the alternative form
 // (view, transpose, out_proj). With seed 1223 both print what PyTorch prints, and they agree.
+#include <boost/hana/zip_with.hpp>
 #include <cstdlib>
 #include <iostream>
-
-#include <boost/hana/zip_with.hpp>
 #include <shaped/shaped.hpp>
 
 namespace hana = boost::hana;
@@ -45,8 +44,8 @@ context_t simple_corrected() {
 
     auto context_vec_concat = shaped::cat<-1>(context_vec);  // num_heads × head_dim is d_out again
     auto context_vec_Final = out_proj(context_vec_concat);
-    std::cout << "context_vec_Final.shape = " << context_vec_Final.shape
-              << " context_vec_Final = " << context_vec_Final << "\n";
+    std::cout << "context_vec_Final.shape = " << context_vec_Final.shape << " context_vec_Final = " << context_vec_Final
+              << "\n";
     return context_vec_Final;
 }
 // [simple]
@@ -71,8 +70,8 @@ context_t alternative_corrected() {
 
     auto context = context_vec.transpose<1, 2>().contiguous().view<batch, num_tokens, d_out>();
     auto context_vec_Final = out_proj(context);
-    std::cout << "context_vec_Final.shape = " << context_vec_Final.shape
-              << " context_vec_Final = " << context_vec_Final << "\n";
+    std::cout << "context_vec_Final.shape = " << context_vec_Final.shape << " context_vec_Final = " << context_vec_Final
+              << "\n";
     return context_vec_Final;
 }
 // [alternative]

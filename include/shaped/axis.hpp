@@ -17,6 +17,7 @@
 /// `d_out / num_heads` (heads outermost, as `view(b, t, num_heads, head_dim)` splits in PyTorch).
 /// `merged<head_dim, num_heads>` is not `d_out`: the order of the factors is part of the axis.
 
+#include <boost/hana/append.hpp>
 #include <boost/hana/back.hpp>
 #include <boost/hana/concat.hpp>
 #include <boost/hana/drop_back.hpp>
@@ -25,11 +26,9 @@
 #include <boost/hana/fold_left.hpp>
 #include <boost/hana/for_each.hpp>
 #include <boost/hana/length.hpp>
-#include <boost/hana/append.hpp>
 #include <boost/hana/transform.hpp>
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/type.hpp>
-
 #include <concepts>
 #include <cstddef>
 #include <string>
@@ -75,11 +74,11 @@ concept Axis = std::derived_from<A, axis_tag> && requires {
 /// Example: `struct head_dim : shaped::quotient<"head_dim", d_out, num_heads> {};`
 template <detail::fixed_string Name, Axis Dividend, Axis Divisor>
 struct quotient : axis_tag {
-    static_assert(diag::expect<Dividend::extent % Divisor::extent == 0,
-                               diag::dividend<diag::sized<Dividend, Dividend::extent>>,
-                               diag::divisor<diag::sized<Divisor, Divisor::extent>>>,
-                  "shaped::quotient: the dividend axis must be divisible by the divisor axis (d_out must be "
-                  "divisible by num_heads); choose num_heads among the divisors of d_out");
+    static_assert(
+        diag::expect<Dividend::extent % Divisor::extent == 0, diag::dividend<diag::sized<Dividend, Dividend::extent>>,
+                     diag::divisor<diag::sized<Divisor, Divisor::extent>>>,
+        "shaped::quotient: the dividend axis must be divisible by the divisor axis (d_out must be "
+        "divisible by num_heads); choose num_heads among the divisors of d_out");
     static constexpr std::string_view name = Name.view();
     static constexpr std::size_t extent = Dividend::extent / Divisor::extent;
     using dividend = Dividend;
@@ -128,7 +127,9 @@ struct concat : axis_tag {
 namespace detail {
 
 template <class A>
-concept has_factors = requires { A::factors; };
+concept has_factors = requires {
+    A::factors;
+};
 
 template <class A>
 concept is_quotient = requires {
@@ -140,7 +141,9 @@ concept is_quotient = requires {
 template <class A>
 constexpr auto atoms(hana::basic_type<A>) {
     if constexpr (has_factors<A>)
-        return hana::flatten(hana::transform(A::factors, [](auto f) { return atoms(f); }));
+        return hana::flatten(hana::transform(A::factors, [](auto f) {
+            return atoms(f);
+        }));
     else
         return hana::make_tuple(hana::type_c<A>);
 }
@@ -149,7 +152,9 @@ constexpr auto atoms(hana::basic_type<A>) {
 /// dividend: `[num_heads, head_dim]` becomes `[d_out]` when `head_dim = d_out / num_heads`.
 template <class AxesTuple>
 constexpr auto normal_form(AxesTuple axes) {
-    auto flat = hana::flatten(hana::transform(axes, [](auto a) { return atoms(a); }));
+    auto flat = hana::flatten(hana::transform(axes, [](auto a) {
+        return atoms(a);
+    }));
     return hana::fold_left(flat, hana::make_tuple(), [](auto acc, auto x) {
         using X = typename decltype(x)::type;
         if constexpr (is_quotient<X> && decltype(hana::length(acc))::value > 0) {
@@ -180,15 +185,18 @@ std::string axis_name() {
     } else if constexpr (detail::has_factors<A>) {
         std::string s = "(";
         hana::for_each(A::factors, [&](auto f) {
-            if (s.size() > 1) s += '*';
+            if (s.size() > 1)
+                s += '*';
             s += axis_name<typename decltype(f)::type>();
         });
         return s + ")";
     } else {
-        static_assert(requires { A::parts; }, "shaped::axis_name: unknown kind of axis");
+        static_assert(
+            requires { A::parts; }, "shaped::axis_name: unknown kind of axis");
         std::string s = "cat(";
         hana::for_each(A::parts, [&](auto p) {
-            if (s.size() > 4) s += ", ";
+            if (s.size() > 4)
+                s += ", ";
             s += axis_name<typename decltype(p)::type>();
         });
         return s + ")";

@@ -27,27 +27,52 @@ template <class... SizedAxes>
 struct axes {};
 
 /// Roles that label the axes of a failed check, so that the printed context reads as a sentence.
-template <class... T> struct tensor_axes {};
-template <class... T> struct lhs_axes {};
-template <class... T> struct rhs_axes {};
-template <class... T> struct lhs_last {};
-template <class... T> struct rhs_second_to_last {};
-template <class... T> struct lhs_batch {};
-template <class... T> struct rhs_batch {};
-template <class... T> struct from_axes {};
-template <class... T> struct to_axes {};
-template <class... T> struct expected_axes {};
-template <class... T> struct actual_axes {};
-template <class... T> struct in_features {};
-template <class... T> struct input_last {};
-template <class... T> struct mask_axes {};
-template <class... T> struct element_counts {};
-template <int... Dims> struct dims {};
-template <std::size_t... N> struct numbers {};
-template <std::size_t Rank> struct rank {};
-template <class... T> struct dividend {};
-template <class... T> struct divisor {};
-template <class... T> struct parts {};
+template <class... T>
+struct tensor_axes {};
+template <class... T>
+struct lhs_axes {};
+template <class... T>
+struct rhs_axes {};
+template <class... T>
+struct lhs_last {};
+template <class... T>
+struct rhs_second_to_last {};
+template <class... T>
+struct lhs_batch {};
+template <class... T>
+struct rhs_batch {};
+template <class... T>
+struct from_axes {};
+template <class... T>
+struct to_axes {};
+template <class... T>
+struct expected_axes {};
+template <class... T>
+struct actual_axes {};
+template <class... T>
+struct in_features {};
+template <class... T>
+struct input_last {};
+template <class... T>
+struct mask_axes {};
+template <class... T>
+struct element_counts {};
+template <int... Dims>
+struct dims {};
+template <std::size_t... N>
+struct numbers {};
+template <std::size_t Rank>
+struct rank {};
+template <class... T>
+struct dividend {};
+template <class... T>
+struct divisor {};
+template <class... T>
+struct parts {};
+
+/// What an op returns when one of its shape checks failed, so that the failed `static_assert` is the
+/// only error at the call (not "variable has incomplete type void" after it).
+struct failed_shape_check {};
 
 /// The condition of every shaped `static_assert`: true when `Ok`; the `Context` types only exist to be
 /// printed by the compiler when it is false.
@@ -65,7 +90,8 @@ class shape_error : public std::invalid_argument {
 public:
     shape_error(const std::string& op, const std::string& expected, const std::string& actual)
         : std::invalid_argument("shaped::" + op + ": expected " + expected + ", got " + actual),
-          expected_(expected), actual_(actual) {}
+          expected_(expected),
+          actual_(actual) {}
     /// The shape the type states, as text.
     const std::string& expected() const noexcept { return expected_; }
     /// The shape that arrived, as text.

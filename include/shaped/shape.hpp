@@ -7,15 +7,14 @@
 /// Computations are constexpr functions over arrays; Boost.Hana handles the lists of axis types.
 
 #include <array>
-#include <cstddef>
-#include <string>
-#include <vector>
-
 #include <boost/hana/at.hpp>
 #include <boost/hana/equal.hpp>
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/type.hpp>
 #include <boost/hana/unpack.hpp>
+#include <cstddef>
+#include <string>
+#include <vector>
 
 #include "axis.hpp"
 #include "diagnostics.hpp"
@@ -85,9 +84,11 @@ struct broadcast_lhs {
                 constexpr std::array<bool, n> ok{
                     same_axis_v<axis_at_t<nl - n + I, L...>, axis_at_t<nr - n + I, R...>>...};
                 for (std::size_t i = 0; i < n; ++i)
-                    if (!ok[i]) return static_cast<int>(i);
+                    if (!ok[i])
+                        return static_cast<int>(i);
                 return -1;
-            }(std::make_index_sequence<n>{});
+            }
+            (std::make_index_sequence<n>{});
         }
     }
 };

@@ -16,15 +16,10 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
-
 #include <xtensor/xtensor.hpp>
 
 #include "axis.hpp"
 #include "diagnostics.hpp"
-#include "shape.hpp"
-#include "tensor_fwd.hpp"
-#include "torch/print.hpp"
-
 #include "ops/cat.hpp"
 #include "ops/elementwise.hpp"
 #include "ops/mask.hpp"
@@ -33,6 +28,9 @@
 #include "ops/split.hpp"
 #include "ops/transpose.hpp"
 #include "ops/view.hpp"
+#include "shape.hpp"
+#include "tensor_fwd.hpp"
+#include "torch/print.hpp"
 
 namespace shaped {
 
@@ -97,8 +95,7 @@ public:
 
     /// From nested braces, outermost axis first: `{{0.43f, 0.15f, 0.89f}, {0.55f, 0.87f, 0.66f}}`.
     /// Throws `shape_error` when any level has another length than its axis.
-    basic_tensor(typename detail::nested_list<Value, 0, rank>::type values)
-        requires(rank >= 1)
+    basic_tensor(typename detail::nested_list<Value, 0, rank>::type values) requires(rank >= 1)
         : data_(typename storage_type::shape_type{Axes::extent...}) {
         std::size_t n = 0;
         fill_from<0>(values, n);
@@ -114,8 +111,7 @@ public:
     /// Copies `numel` elements, row-major; throws `shape_error` when the buffer has another length.
     static basic_tensor from_buffer(std::span<const Value> buffer) {
         if (buffer.size() != numel)
-            throw shape_error("tensor::from_buffer",
-                              std::to_string(numel) + " elements for " + shape_text(),
+            throw shape_error("tensor::from_buffer", std::to_string(numel) + " elements for " + shape_text(),
                               std::to_string(buffer.size()) + " elements");
         basic_tensor t;
         std::copy(buffer.begin(), buffer.end(), t.data_.begin());
@@ -128,15 +124,16 @@ public:
     template <class OtherLayout, Axis... Other>
     basic_tensor(const basic_tensor<Value, OtherLayout, Other...>& other) {
         constexpr bool rank_ok = sizeof...(Other) == rank;
-        static_assert(diag::expect<rank_ok && (same_axis_v<Axes, Other> && ...),
-                                   detail::described<diag::expected_axes, Axes...>,
-                                   detail::described<diag::actual_axes, Other...>>,
+        static_assert(diag::expect < rank_ok && (same_axis_v<Axes, Other> && ...),
+                      detail::described<diag::expected_axes, Axes...>, detail::described < diag::actual_axes,
+                      Other... >>,
                       "shaped::tensor: cannot convert a tensor to one with other axes; the shapes must be "
                       "the same axis for axis (rename<...>() renames, view<...>() regroups)");
         static_assert(is_contiguous == false || std::is_same_v<OtherLayout, layout::contiguous>,
                       "shaped::tensor: a transposed (strided) tensor becomes contiguous only through "
                       ".contiguous(), as in PyTorch");
-        if constexpr (rank_ok) data_ = other.storage();
+        if constexpr (rank_ok)
+            data_ = other.storage();
     }
 
     basic_tensor(const basic_tensor&) = default;
@@ -146,21 +143,12 @@ public:
 
     /// Element access without bounds checks (xtensor's `operator()`).
     template <class... Index>
-        requires(sizeof...(Index) == rank)
-    Value& operator()(Index... i) {
-        return data_(i...);
-    }
+    requires(sizeof...(Index) == rank) Value& operator()(Index... i) { return data_(i...); }
     template <class... Index>
-        requires(sizeof...(Index) == rank)
-    const Value& operator()(Index... i) const {
-        return data_(i...);
-    }
+    requires(sizeof...(Index) == rank) const Value& operator()(Index... i) const { return data_(i...); }
     /// Element access with bounds checks; throws `std::out_of_range`.
     template <class... Index>
-        requires(sizeof...(Index) == rank)
-    const Value& at(Index... i) const {
-        return data_.at(i...);
-    }
+    requires(sizeof...(Index) == rank) const Value& at(Index... i) const { return data_.at(i...); }
 
     /// The xtensor that holds the elements, row-major in the order of `Axes...`.
     const storage_type& storage() const& noexcept { return data_; }

@@ -32,7 +32,9 @@ static_assert(shaped::Axis<d_out> && shaped::Axis<head_dim> && shaped::Axis<shap
 static_assert(!shaped::Axis<int> && !shaped::Axis<float>);
 static_assert(shaped::Tensor<shaped::tensor<float, d_out>> && !shaped::Tensor<xt::xtensor<float, 1>>);
 template <class T, class... Index>
-concept indexable_with = requires(T t, Index... i) { t(i...); };
+concept indexable_with = requires(T t, Index... i) {
+    t(i...);
+};
 static_assert(indexable_with<shaped::tensor<float, num_tokens, d_out>, int, int>);
 static_assert(!indexable_with<shaped::tensor<float, num_tokens, d_out>, int>);
 static_assert(!indexable_with<shaped::tensor<float, num_tokens, d_out>, int, int, int>);

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
-
 #include <shaped/shaped.hpp>
 
 namespace test {
@@ -20,7 +19,8 @@ void check_exact(const X& x, const std::array<float, N>& golden, std::size_t off
     const float* p = x.storage().data();
     std::size_t mismatches = 0;
     for (std::size_t i = 0; i < X::numel; ++i)
-        if (std::memcmp(&p[i], &golden[offset + i], sizeof(float)) != 0) ++mismatches;
+        if (std::memcmp(&p[i], &golden[offset + i], sizeof(float)) != 0)
+            ++mismatches;
     CHECK_MESSAGE(mismatches == 0, mismatches, " of ", X::numel, " elements differ from PyTorch's bits");
 }
 

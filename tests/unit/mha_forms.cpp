@@ -1,10 +1,9 @@
 // Property: the two multi-head attention forms (a loop over heads with split/cat, and view/transpose)
 // agree on random inputs of many sizes, with and without the causal mask and softmax, including
 // batch > 1, num_tokens != head_dim and num_tokens == head_dim.
+#include <boost/hana/zip_with.hpp>
 #include <cmath>
 #include <limits>
-
-#include <boost/hana/zip_with.hpp>
 
 #include "check.hpp"
 
@@ -17,14 +16,16 @@ struct forms {
     // Scores -> weights: scaled by 1/sqrt(head_dim), causal mask, softmax over the key axis (listing 3.5).
     template <class Scores>
     static auto weights(const Scores& scores, bool causal) {
-        if (!causal) return scores;
+        if (!causal)
+            return scores;
         auto mask = shaped::triu<1>(shaped::ones<Context, Context>()).template slice<Tokens, Tokens>();
         auto masked = scores.masked_fill(mask.template to<bool>(), -std::numeric_limits<float>::infinity());
         return shaped::softmax<-1>(masked / std::sqrt(static_cast<float>(HeadDim::extent)));
     }
 
     template <class Q>
-    static auto simple(const shaped::nn::linear<DOut, DOut>& out_proj, const Q& q, const Q& k, const Q& v, bool causal) {
+    static auto simple(const shaped::nn::linear<DOut, DOut>& out_proj, const Q& q, const Q& k, const Q& v,
+                       bool causal) {
         auto heads = hana::zip_with(
             [causal](const auto& q_h, const auto& k_h, const auto& v_h) {
                 return shaped::matmul(weights(shaped::matmul(q_h, k_h.template transpose<1, 2>()), causal), v_h);
@@ -34,12 +35,14 @@ struct forms {
     }
 
     template <class Q>
-    static auto alternative(const shaped::nn::linear<DOut, DOut>& out_proj, const Q& q, const Q& k, const Q& v, bool causal) {
+    static auto alternative(const shaped::nn::linear<DOut, DOut>& out_proj, const Q& q, const Q& k, const Q& v,
+                            bool causal) {
         auto qh = q.template view<Batch, Tokens, Heads, HeadDim>().template transpose<1, 2>();
         auto kh = k.template view<Batch, Tokens, Heads, HeadDim>().template transpose<1, 2>();
         auto vh = v.template view<Batch, Tokens, Heads, HeadDim>().template transpose<1, 2>();
         auto w = weights(shaped::matmul(qh, kh.template transpose<2, 3>()), causal);
-        auto context = shaped::matmul(w, vh).template transpose<1, 2>().contiguous().template view<Batch, Tokens, DOut>();
+        auto context =
+            shaped::matmul(w, vh).template transpose<1, 2>().contiguous().template view<Batch, Tokens, DOut>();
         return out_proj(context);
     }
 

@@ -1,11 +1,10 @@
 // Every op against PyTorch 1.13's results (tests/golden/make_goldens.py): data movement exactly,
 // arithmetic within a stated tolerance.
+#include <boost/hana/at.hpp>
+#include <boost/hana/length.hpp>
 #include <cmath>
 #include <limits>
 #include <string>
-
-#include <boost/hana/at.hpp>
-#include <boost/hana/length.hpp>
 
 #include "check.hpp"
 #include "golden/ops_goldens.hpp"
@@ -93,8 +92,8 @@ TEST_CASE("causal mask: triu, slice to num_tokens, masked_fill with -inf, softma
 
     shaped::torch::manual_seed(9);
     auto scores = shaped::torch::rand<two, two, num_tokens, num_tokens>();
-    auto masked = scores.masked_fill(mask.slice<num_tokens, num_tokens>().to<bool>(),
-                                     -std::numeric_limits<float>::infinity());
+    auto masked =
+        scores.masked_fill(mask.slice<num_tokens, num_tokens>().to<bool>(), -std::numeric_limits<float>::infinity());
     CHECK(std::isinf(masked(1, 1, 0, 3)));
     CHECK(masked(1, 1, 3, 0) == scores(1, 1, 3, 0));
     CHECK(test::max_abs_diff(shaped::softmax<-1>(masked), golden::causal_9_weights) <= arithmetic_tolerance);

@@ -67,10 +67,11 @@ public:
         if constexpr (n >= 1) {
             using last = detail::axis_at_t<n - 1, X...>;
             constexpr bool ok = same_axis_v<last, In>;
-            static_assert(diag::expect<ok, detail::described<diag::in_features, In>, detail::described<diag::input_last, last>,
-                                       detail::described<diag::tensor_axes, X...>>,
-                          "shaped::nn::linear<In, Out>(x): x's last axis must be the layer's in_features axis; "
-                          "check what was concatenated or projected into it");
+            static_assert(
+                diag::expect<ok, detail::described<diag::in_features, In>, detail::described<diag::input_last, last>,
+                             detail::described<diag::tensor_axes, X...>>,
+                "shaped::nn::linear<In, Out>(x): x's last axis must be the layer's in_features axis; "
+                "check what was concatenated or projected into it");
             if constexpr (ok) {
                 return [&]<std::size_t... I>(std::index_sequence<I...>) {
                     using result_t = tensor<Value, detail::axis_at_t<I, X...>..., Out>;
@@ -84,8 +85,13 @@ public:
                             for (std::size_t c = 0; c < Out::extent; ++c) y[r * Out::extent + c] += b[c];
                     }
                     return out;
-                }(std::make_index_sequence<n - 1>{});
+                }
+                (std::make_index_sequence<n - 1>{});
+            } else {
+                return diag::failed_shape_check{};
             }
+        } else {
+            return diag::failed_shape_check{};
         }
     }
 

@@ -6,12 +6,11 @@
 
 #include <algorithm>
 #include <array>
-#include <cstddef>
-#include <utility>
-
 #include <boost/hana/at.hpp>
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/unpack.hpp>
+#include <cstddef>
+#include <utility>
 
 #include "../diagnostics.hpp"
 #include "../shape.hpp"
@@ -51,8 +50,9 @@ constexpr bool same_but_at() {
     } else {
         return []<std::size_t... I>(std::index_sequence<I...>) {
             return ((I == D || same_axis_v<typename decltype(+hana::at_c<I>(tensor_parts<Ref>::axes))::type,
-                                           typename decltype(+hana::at_c<I>(tensor_parts<Part>::axes))::type>) && ...);
-        }(std::make_index_sequence<Ref::rank>{});
+                                           typename decltype(+hana::at_c<I>(tensor_parts<Part>::axes))::type>)&&...);
+        }
+        (std::make_index_sequence<Ref::rank>{});
     }
 }
 
@@ -81,18 +81,25 @@ auto cat_impl(const Parts&... parts) {
                       "the same axes everywhere but at Dim");
         if constexpr (ok) {
             return [&]<std::size_t... I>(std::index_sequence<I...>) {
-                using joined = typename decltype(joined_axis<
-                    typename decltype(+hana::at_c<d>(tensor_parts<Parts>::axes))::type...>())::type;
-                using result_t = tensor<value, std::conditional_t<
-                    I == d, joined, typename decltype(+hana::at_c<I>(tensor_parts<ref>::axes))::type>...>;
+                using joined = typename decltype(joined_axis<typename decltype(+hana::at_c<d>(
+                                                     tensor_parts<Parts>::axes))::type...>())::type;
+                using result_t =
+                    tensor<value,
+                           std::conditional_t<I == d, joined,
+                                              typename decltype(+hana::at_c<I>(tensor_parts<ref>::axes))::type>...>;
                 constexpr std::size_t after = (std::size_t{1} * ... * (I > d ? result_t::shape[I] : 1));
                 constexpr std::size_t outer = (std::size_t{1} * ... * (I < d ? result_t::shape[I] : 1));
                 result_t out;
-                join_rows<value, sizeof...(Parts)>({parts.storage().data()...}, {(Parts::shape[d] * after)...},
-                                                   outer, out.storage().data());
+                join_rows<value, sizeof...(Parts)>({parts.storage().data()...}, {(Parts::shape[d] * after)...}, outer,
+                                                   out.storage().data());
                 return out;
-            }(std::make_index_sequence<n>{});
+            }
+            (std::make_index_sequence<n>{});
+        } else {
+            return diag::failed_shape_check{};
         }
+    } else {
+        return diag::failed_shape_check{};
     }
 }
 
@@ -112,14 +119,18 @@ auto cat_impl(const Parts&... parts) {
 template <int Dim, class... Parts>
 auto cat(const hana::tuple<Parts...>& parts) {
     static_assert(sizeof...(Parts) >= 1, "shaped::cat<Dim>(tensors): needs at least one tensor");
-    return hana::unpack(parts, [](const auto&... p) { return detail::cat_impl<Dim>(p...); });
+    return hana::unpack(parts, [](const auto&... p) {
+        return detail::cat_impl<Dim>(p...);
+    });
 }
 
 template <int Dim, class Part, std::size_t N>
 auto cat(const std::array<Part, N>& parts) {
     static_assert(N >= 1, "shaped::cat<Dim>(tensors): needs at least one tensor");
-    return [&]<std::size_t... I>(std::index_sequence<I...>) { return detail::cat_impl<Dim>(parts[I]...); }(
-        std::make_index_sequence<N>{});
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+        return detail::cat_impl<Dim>(parts[I]...);
+    }
+    (std::make_index_sequence<N>{});
 }
 
 }  // namespace shaped

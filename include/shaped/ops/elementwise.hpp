@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstddef>
 #include <type_traits>
-
 #include <xtensor/xmath.hpp>
 #include <xtensor/xtensor.hpp>
 
@@ -20,7 +19,6 @@
 namespace shaped {
 
 namespace detail {
-
 
 template <class... A, class... B>
 constexpr bool check_broadcast(axis_pack<A...>, axis_pack<B...>) {
@@ -38,6 +36,8 @@ auto broadcast_apply(const basic_tensor<Value, LA, A...>& a, const basic_tensor<
         using result_t = std::conditional_t<(sizeof...(A) >= sizeof...(B)), tensor<Value, A...>, tensor<Value, B...>>;
         typename result_t::storage_type out = f(a.storage(), b.storage());
         return result_t(std::move(out));
+    } else {
+        return diag::failed_shape_check{};
     }
 }
 
@@ -53,33 +53,41 @@ auto broadcast_apply(const basic_tensor<Value, LA, A...>& a, const basic_tensor<
 /// Example: `auto y = x + bias;   // (num_tokens, d_out) + (d_out)`
 template <class Value, class LA, class LB, Axis... A, Axis... B>
 auto operator+(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, LB, B...>& b) {
-    return detail::broadcast_apply(a, b, [](const auto& x, const auto& y) { return x + y; });
+    return detail::broadcast_apply(a, b, [](const auto& x, const auto& y) {
+        return x + y;
+    });
 }
 template <class Value, class LA, class LB, Axis... A, Axis... B>
 auto operator-(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, LB, B...>& b) {
-    return detail::broadcast_apply(a, b, [](const auto& x, const auto& y) { return x - y; });
+    return detail::broadcast_apply(a, b, [](const auto& x, const auto& y) {
+        return x - y;
+    });
 }
 template <class Value, class LA, class LB, Axis... A, Axis... B>
 auto operator*(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, LB, B...>& b) {
-    return detail::broadcast_apply(a, b, [](const auto& x, const auto& y) { return x * y; });
+    return detail::broadcast_apply(a, b, [](const auto& x, const auto& y) {
+        return x * y;
+    });
 }
 template <class Value, class LA, class LB, Axis... A, Axis... B>
 auto operator/(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, LB, B...>& b) {
-    return detail::broadcast_apply(a, b, [](const auto& x, const auto& y) { return x / y; });
+    return detail::broadcast_apply(a, b, [](const auto& x, const auto& y) {
+        return x / y;
+    });
 }
 
 /// Tensor and scalar, either side: `scores / std::sqrt(head_dim::extent)`. Shapes: unchanged
 /// (contiguous result). Errors: none. Source: PyTorch's scalar broadcasting.
-#define SHAPED_SCALAR_OP(op)                                                                          \
-    template <class Value, class L, Axis... A>                                                        \
-    auto operator op(const basic_tensor<Value, L, A...>& a, std::type_identity_t<Value> s) {          \
-        typename tensor<Value, A...>::storage_type out = a.storage() op s;                            \
-        return tensor<Value, A...>(std::move(out));                                                   \
-    }                                                                                                 \
-    template <class Value, class L, Axis... A>                                                        \
-    auto operator op(std::type_identity_t<Value> s, const basic_tensor<Value, L, A...>& a) {          \
-        typename tensor<Value, A...>::storage_type out = s op a.storage();                            \
-        return tensor<Value, A...>(std::move(out));                                                   \
+#define SHAPED_SCALAR_OP(op)                                                                 \
+    template <class Value, class L, Axis... A>                                               \
+    auto operator op(const basic_tensor<Value, L, A...>& a, std::type_identity_t<Value> s) { \
+        typename tensor<Value, A...>::storage_type out = a.storage() op s;                   \
+        return tensor<Value, A...>(std::move(out));                                          \
+    }                                                                                        \
+    template <class Value, class L, Axis... A>                                               \
+    auto operator op(std::type_identity_t<Value> s, const basic_tensor<Value, L, A...>& a) { \
+        typename tensor<Value, A...>::storage_type out = s op a.storage();                   \
+        return tensor<Value, A...>(std::move(out));                                          \
     }
 SHAPED_SCALAR_OP(+)
 SHAPED_SCALAR_OP(-)
@@ -139,8 +147,8 @@ double max_abs_diff(const basic_tensor<Value, LA, A...>& a, const basic_tensor<V
 /// Shapes: `a` and `b` must have the same axes. Errors: compile time, different axes.
 /// Source: `torch.allclose(a, b, rtol=1e-05, atol=1e-08)`.
 template <class Value, class LA, class LB, Axis... A, Axis... B>
-bool allclose(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, LB, B...>& b,
-              double rtol = 1e-5, double atol = 1e-8) {
+bool allclose(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, LB, B...>& b, double rtol = 1e-5,
+              double atol = 1e-8) {
     constexpr bool ok = detail::same_shape(detail::axis_pack<A...>{}, detail::axis_pack<B...>{});
     static_assert(diag::expect<ok, detail::described<diag::lhs_axes, A...>, detail::described<diag::rhs_axes, B...>>,
                   "shaped::allclose(a, b): a and b must have the same axes to be compared");
@@ -149,7 +157,8 @@ bool allclose(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, 
         const Value* pb = b.storage().data();
         for (std::size_t i = 0; i < a.numel; ++i) {
             double x = pa[i], y = pb[i];
-            if (!(std::abs(x - y) <= atol + rtol * std::abs(y))) return false;
+            if (!(std::abs(x - y) <= atol + rtol * std::abs(y)))
+                return false;
         }
     }
     return true;

@@ -8,7 +8,6 @@
 #include <cstddef>
 #include <type_traits>
 #include <vector>
-
 #include <xtensor/xoperation.hpp>
 #include <xtensor/xstrided_view.hpp>
 #include <xtensor/xtensor.hpp>
@@ -33,7 +32,8 @@ struct slice_result<Value, axis_pack<P...>, K, std::index_sequence<I...>, Axes..
 /// Example: `auto mask = shaped::triu<1>(shaped::ones<context_length, context_length>());`
 template <Axis... Axes>
 tensor<float, Axes...> ones() {
-    typename tensor<float, Axes...>::storage_type s(typename tensor<float, Axes...>::storage_type::shape_type{Axes::extent...}, 1.0f);
+    typename tensor<float, Axes...>::storage_type s(
+        typename tensor<float, Axes...>::storage_type::shape_type{Axes::extent...}, 1.0f);
     return tensor<float, Axes...>(std::move(s));
 }
 
@@ -61,8 +61,11 @@ auto triu(const basic_tensor<Value, Layout, Axes...>& x) {
         for (std::size_t b = 0; b < out.numel / (rows * cols); ++b)
             for (std::size_t i = 0; i < rows; ++i)
                 for (std::size_t j = 0; j < cols; ++j)
-                    if (static_cast<long>(j) - static_cast<long>(i) < Diagonal) p[(b * rows + i) * cols + j] = Value{};
+                    if (static_cast<long>(j) - static_cast<long>(i) < Diagonal)
+                        p[(b * rows + i) * cols + j] = Value{};
         return out;
+    } else {
+        return diag::failed_shape_check{};
     }
 }
 
@@ -78,17 +81,20 @@ auto triu(const basic_tensor<Value, Layout, Axes...>& x) {
 template <Axis... Prefix, class Value, class Layout, Axis... Axes>
 auto slice(const basic_tensor<Value, Layout, Axes...>& x) {
     constexpr std::size_t k = sizeof...(Prefix), n = sizeof...(Axes);
-    static_assert(diag::expect<(k <= n), detail::described<diag::to_axes, Prefix...>, detail::described<diag::tensor_axes, Axes...>>,
+    static_assert(diag::expect<(k <= n), detail::described<diag::to_axes, Prefix...>,
+                               detail::described<diag::tensor_axes, Axes...>>,
                   "shaped::slice<Prefix...>(x): more prefix axes than x has");
     if constexpr (k <= n) {
         constexpr bool fits = [] {
             constexpr std::array<std::size_t, n> have{Axes::extent...};
             constexpr std::array<std::size_t, k + 1> want{Prefix::extent..., 0};
             for (std::size_t i = 0; i < k; ++i)
-                if (want[i] > have[i]) return false;
+                if (want[i] > have[i])
+                    return false;
             return true;
         }();
-        static_assert(diag::expect<fits, detail::described<diag::to_axes, Prefix...>, detail::described<diag::tensor_axes, Axes...>>,
+        static_assert(diag::expect<fits, detail::described<diag::to_axes, Prefix...>,
+                                   detail::described<diag::tensor_axes, Axes...>>,
                       "shaped::slice<Prefix...>(x): a slice cannot be longer than its axis (e.g. num_tokens must "
                       "not exceed context_length: make context_length at least the number of tokens)");
         if constexpr (fits) {
@@ -97,7 +103,11 @@ auto slice(const basic_tensor<Value, Layout, Axes...>& x) {
             xt::xstrided_slice_vector sv{xt::range(0, Prefix::extent)...};
             typename result_t::storage_type out = xt::strided_view(x.storage(), sv);
             return result_t(std::move(out));
+        } else {
+            return diag::failed_shape_check{};
         }
+    } else {
+        return diag::failed_shape_check{};
     }
 }
 
@@ -112,13 +122,17 @@ auto slice(const basic_tensor<Value, Layout, Axes...>& x) {
 template <class Value, class LX, class M, class LM, Axis... X, Axis... MA>
 auto masked_fill(const basic_tensor<Value, LX, X...>& x, const basic_tensor<M, LM, MA...>& mask,
                  std::type_identity_t<Value> value) {
-    constexpr bool ok = sizeof...(MA) <= sizeof...(X) && detail::broadcast_lhs<X...>::template first_mismatch<MA...>() < 0;
-    static_assert(diag::expect<ok, detail::described<diag::tensor_axes, X...>, detail::described<diag::mask_axes, MA...>>,
-                  "shaped::masked_fill(x, mask, value): mask's axes, aligned from the right, must be the same axes "
-                  "as x's (slice the mask to the tokens: mask.slice<num_tokens, num_tokens>())");
+    constexpr bool ok =
+        sizeof...(MA) <= sizeof...(X) && detail::broadcast_lhs<X...>::template first_mismatch<MA...>() < 0;
+    static_assert(
+        diag::expect<ok, detail::described<diag::tensor_axes, X...>, detail::described<diag::mask_axes, MA...>>,
+        "shaped::masked_fill(x, mask, value): mask's axes, aligned from the right, must be the same axes "
+        "as x's (slice the mask to the tokens: mask.slice<num_tokens, num_tokens>())");
     if constexpr (ok) {
         typename tensor<Value, X...>::storage_type out = xt::where(xt::cast<bool>(mask.storage()), value, x.storage());
         return tensor<Value, X...>(std::move(out));
+    } else {
+        return diag::failed_shape_check{};
     }
 }
 

@@ -7,7 +7,6 @@
 #include <cstddef>
 #include <type_traits>
 #include <utility>
-
 #include <xtensor-blas/xblas.hpp>
 
 #include "../diagnostics.hpp"
@@ -24,10 +23,9 @@ void gemm(const Value* a, const Value* b, Value* c, std::size_t m, std::size_t n
           bool b_transposed = false) {
     using index = xt::blas_index_t;
     cxxblas::gemm<index>(cxxblas::StorageOrder::RowMajor, cxxblas::Transpose::NoTrans,
-                         b_transposed ? cxxblas::Transpose::Trans : cxxblas::Transpose::NoTrans,
-                         static_cast<index>(m), static_cast<index>(n), static_cast<index>(k), Value(1), a,
-                         static_cast<index>(k), b, static_cast<index>(b_transposed ? k : n), Value(0), c,
-                         static_cast<index>(n));
+                         b_transposed ? cxxblas::Transpose::Trans : cxxblas::Transpose::NoTrans, static_cast<index>(m),
+                         static_cast<index>(n), static_cast<index>(k), Value(1), a, static_cast<index>(k), b,
+                         static_cast<index>(b_transposed ? k : n), Value(0), c, static_cast<index>(n));
 }
 
 // The batch axes of the result: the longer of the two batch lists (the shorter broadcasts).
@@ -77,8 +75,9 @@ auto matmul(const basic_tensor<Value, LayoutA, A...>& a, const basic_tensor<Valu
                   "shaped::matmul(a, b): elements must be float or double");
     constexpr std::size_t na = sizeof...(A), nb = sizeof...(B);
     constexpr bool rank_ok = na >= 2 && nb >= 2;
-    static_assert(diag::expect<rank_ok, detail::described<diag::lhs_axes, A...>, detail::described<diag::rhs_axes, B...>>,
-                  "shaped::matmul(a, b): both tensors need at least two axes (1-d products are not supported)");
+    static_assert(
+        diag::expect<rank_ok, detail::described<diag::lhs_axes, A...>, detail::described<diag::rhs_axes, B...>>,
+        "shaped::matmul(a, b): both tensors need at least two axes (1-d products are not supported)");
     if constexpr (rank_ok) {
         using a_last = detail::axis_at_t<na - 1, A...>;
         using b_inner = detail::axis_at_t<nb - 2, B...>;
@@ -92,10 +91,11 @@ auto matmul(const basic_tensor<Value, LayoutA, A...>& a, const basic_tensor<Valu
             using a_batch = decltype(detail::sublist<0, A...>(std::make_index_sequence<na - 2>{}));
             using b_batch = decltype(detail::sublist<0, B...>(std::make_index_sequence<nb - 2>{}));
             constexpr int mismatch = detail::batch_mismatch(b_batch{}, detail::batch_checker<a_batch>{});
-            static_assert(diag::expect<mismatch < 0, detail::described<diag::lhs_axes, A...>,
-                                       detail::described<diag::rhs_axes, B...>>,
-                          "shaped::matmul(a, b): the batch axes (all but the last two), aligned from the right, "
-                          "must be the same axes; transpose one side so that they line up");
+            static_assert(
+                diag::expect <
+                    mismatch<0, detail::described<diag::lhs_axes, A...>, detail::described<diag::rhs_axes, B...>>,
+                "shaped::matmul(a, b): the batch axes (all but the last two), aligned from the right, "
+                "must be the same axes; transpose one side so that they line up");
             if constexpr (mismatch < 0) {
                 using row = detail::axis_at_t<na - 2, A...>;
                 using col = detail::axis_at_t<nb - 1, B...>;
@@ -113,8 +113,14 @@ auto matmul(const basic_tensor<Value, LayoutA, A...>& a, const basic_tensor<Valu
                 for (std::size_t i = 0; i < batches; ++i)
                     detail::gemm(pa + (i % a_batches) * m * k, pb + (i % b_batches) * k * n, pc + i * m * n, m, n, k);
                 return out;
+            } else {
+                return diag::failed_shape_check{};
             }
+        } else {
+            return diag::failed_shape_check{};
         }
+    } else {
+        return diag::failed_shape_check{};
     }
 }
 

@@ -5,7 +5,6 @@
 /// `softmax` over one axis.
 
 #include <cstddef>
-
 #include <xtensor/xmath.hpp>
 #include <xtensor/xreducer.hpp>
 #include <xtensor/xtensor.hpp>
@@ -40,6 +39,8 @@ auto softmax(const basic_tensor<Value, Layout, Axes...>& x) {
         const typename tensor<Value, Axes...>::storage_type sum = xt::sum(out, {d}, xt::keep_dims);
         out /= sum;
         return tensor<Value, Axes...>(std::move(out));
+    } else {
+        return diag::failed_shape_check{};
     }
 }
 
@@ -48,9 +49,13 @@ auto softmax(const basic_tensor<Value, Layout, Axes...>& x) {
 template <Axis A, class Value, class Layout, Axis... Axes>
 auto softmax(const basic_tensor<Value, Layout, Axes...>& x) {
     constexpr bool ok = detail::count_of_v<A, Axes...> == 1;
-    static_assert(diag::expect<ok, detail::described<diag::expected_axes, A>, detail::described<diag::tensor_axes, Axes...>>,
-                  "shaped::softmax<A>(x): the named axis must appear exactly once in x");
-    if constexpr (ok) return softmax<static_cast<int>(detail::index_of<A, Axes...>())>(x);
+    static_assert(
+        diag::expect<ok, detail::described<diag::expected_axes, A>, detail::described<diag::tensor_axes, Axes...>>,
+        "shaped::softmax<A>(x): the named axis must appear exactly once in x");
+    if constexpr (ok)
+        return softmax<static_cast<int>(detail::index_of<A, Axes...>())>(x);
+    else
+        return diag::failed_shape_check{};
 }
 
 }  // namespace shaped

@@ -5,10 +5,9 @@
 /// `split`: one axis into equal chunks, as a Boost.Hana tuple of tensors.
 
 #include <algorithm>
+#include <boost/hana/tuple.hpp>
 #include <cstddef>
 #include <utility>
-
-#include <boost/hana/tuple.hpp>
 
 #include "../diagnostics.hpp"
 #include "../shape.hpp"
@@ -40,21 +39,24 @@ template <Axis Chunk, int Dim, class Value, class Layout, Axis... Axes>
 auto split(const basic_tensor<Value, Layout, Axes...>& x) {
     constexpr std::size_t n = sizeof...(Axes);
     constexpr bool dim_ok = detail::dim_in_range(Dim, n);
-    static_assert(diag::expect<dim_ok, diag::dims<Dim>, detail::described<diag::tensor_axes, Axes...>>,
-                  "shaped::split<Chunk, Dim>(x): dimension out of range; a tensor of rank n takes dimensions -n to n-1");
+    static_assert(
+        diag::expect<dim_ok, diag::dims<Dim>, detail::described<diag::tensor_axes, Axes...>>,
+        "shaped::split<Chunk, Dim>(x): dimension out of range; a tensor of rank n takes dimensions -n to n-1");
     if constexpr (dim_ok) {
         constexpr std::size_t d = detail::wrap_dim(Dim, n);
         using whole = detail::axis_at_t<d, Axes...>;
         constexpr bool chunk_ok = detail::chunk_of<Chunk, whole>();
-        static_assert(diag::expect<chunk_ok, detail::described<diag::parts, Chunk>, detail::described<diag::tensor_axes, whole>>,
-                      "shaped::split<Chunk, Dim>(x): the chunk axis must be declared as a quotient of the axis it "
-                      "splits, e.g. struct head_dim : shaped::quotient<\"head_dim\", d_out, num_heads> {}");
+        static_assert(
+            diag::expect<chunk_ok, detail::described<diag::parts, Chunk>, detail::described<diag::tensor_axes, whole>>,
+            "shaped::split<Chunk, Dim>(x): the chunk axis must be declared as a quotient of the axis it "
+            "splits, e.g. struct head_dim : shaped::quotient<\"head_dim\", d_out, num_heads> {}");
         if constexpr (chunk_ok) {
             constexpr std::size_t parts = Chunk::divisor::extent;
             return [&]<std::size_t... I, std::size_t... P>(std::index_sequence<I...>, std::index_sequence<P...>) {
                 using part_t = tensor<Value, std::conditional_t<I == d, Chunk, detail::axis_at_t<I, Axes...>>...>;
                 // Elements from the split axis inwards, for one index of the axes before it.
-                constexpr std::size_t inner = (std::size_t{1} * ... * (I >= d ? detail::axis_at_t<I, Axes...>::extent : 1));
+                constexpr std::size_t inner =
+                    (std::size_t{1} * ... * (I >= d ? detail::axis_at_t<I, Axes...>::extent : 1));
                 constexpr std::size_t outer = detail::numel_v<Axes...> / inner;
                 constexpr std::size_t block = inner / parts;
                 auto take = [&](std::size_t p) {
@@ -66,8 +68,13 @@ auto split(const basic_tensor<Value, Layout, Axes...>& x) {
                     return out;
                 };
                 return hana::make_tuple(take(P)...);
-            }(std::make_index_sequence<n>{}, std::make_index_sequence<parts>{});
+            }
+            (std::make_index_sequence<n>{}, std::make_index_sequence<parts>{});
+        } else {
+            return diag::failed_shape_check{};
         }
+    } else {
+        return diag::failed_shape_check{};
     }
 }
 

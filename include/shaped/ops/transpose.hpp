@@ -7,7 +7,6 @@
 #include <array>
 #include <cstddef>
 #include <utility>
-
 #include <xtensor/xmanipulation.hpp>
 #include <xtensor/xtensor.hpp>
 
@@ -32,9 +31,11 @@ template <std::size_t N, std::array<int, N> Dims>
 constexpr bool is_permutation_of_dims() {
     std::array<bool, N> seen{};
     for (int d : Dims) {
-        if (!dim_in_range(d, N)) return false;
+        if (!dim_in_range(d, N))
+            return false;
         auto w = wrap_dim(d, N);
-        if (seen[w]) return false;
+        if (seen[w])
+            return false;
         seen[w] = true;
     }
     return true;
@@ -64,6 +65,8 @@ auto transpose(const basic_tensor<Value, Layout, Axes...>& x) {
             return p;
         }();
         return detail::permuted<Value, n, perm, Axes...>(x.storage(), std::make_index_sequence<n>{});
+    } else {
+        return diag::failed_shape_check{};
     }
 }
 
@@ -76,12 +79,14 @@ auto transpose(const basic_tensor<Value, Layout, Axes...>& x) {
 template <Axis A0, Axis A1, class Value, class Layout, Axis... Axes>
 auto transpose(const basic_tensor<Value, Layout, Axes...>& x) {
     constexpr bool ok = detail::count_of_v<A0, Axes...> == 1 && detail::count_of_v<A1, Axes...> == 1;
-    static_assert(diag::expect<ok, detail::described<diag::expected_axes, A0, A1>,
-                               detail::described<diag::tensor_axes, Axes...>>,
-                  "shaped::transpose<A0, A1>(x): each named axis must appear exactly once in x");
+    static_assert(
+        diag::expect<ok, detail::described<diag::expected_axes, A0, A1>, detail::described<diag::tensor_axes, Axes...>>,
+        "shaped::transpose<A0, A1>(x): each named axis must appear exactly once in x");
     if constexpr (ok)
         return transpose<static_cast<int>(detail::index_of<A0, Axes...>()),
                          static_cast<int>(detail::index_of<A1, Axes...>())>(x);
+    else
+        return diag::failed_shape_check{};
 }
 
 /// Reorders all dimensions: result dimension k is input dimension `Dims[k]`.
@@ -99,6 +104,8 @@ auto permute(const basic_tensor<Value, Layout, Axes...>& x) {
     if constexpr (ok) {
         constexpr std::array<std::size_t, n> perm{detail::wrap_dim(Dims, n)...};
         return detail::permuted<Value, n, perm, Axes...>(x.storage(), std::make_index_sequence<n>{});
+    } else {
+        return diag::failed_shape_check{};
     }
 }
 

@@ -40,11 +40,11 @@ auto relabel(const Storage& storage) {
 template <Axis... To, class Value, class Layout, Axis... From>
 auto view(const basic_tensor<Value, Layout, From...>& x) {
     constexpr bool count_ok = detail::numel_v<From...> == detail::numel_v<To...>;
-    static_assert(diag::expect<count_ok, detail::described<diag::from_axes, From...>,
-                               detail::described<diag::to_axes, To...>,
-                               diag::element_counts<diag::numbers<detail::numel_v<From...>, detail::numel_v<To...>>>>,
-                  "shaped::view<To...>(x): the element count must not change; the new axes' extents must "
-                  "multiply to the old ones' product");
+    static_assert(
+        diag::expect<count_ok, detail::described<diag::from_axes, From...>, detail::described<diag::to_axes, To...>,
+                     diag::element_counts<diag::numbers<detail::numel_v<From...>, detail::numel_v<To...>>>>,
+        "shaped::view<To...>(x): the element count must not change; the new axes' extents must "
+        "multiply to the old ones' product");
     if constexpr (count_ok) {
         constexpr bool contiguous_ok = std::is_same_v<Layout, layout::contiguous>;
         static_assert(diag::expect<contiguous_ok, detail::described<diag::tensor_axes, From...>>,
@@ -59,8 +59,15 @@ auto view(const basic_tensor<Value, Layout, From...>& x) {
                           "the axes must be the same factors in the same order; to move an axis, transpose "
                           "first (e.g. view to (b, num_tokens, num_heads, head_dim), then transpose<1, 2>()); "
                           "to give an axis another name, use rename<...>()");
-            if constexpr (regroup_ok) return detail::relabel<Value, To...>(x.storage());
+            if constexpr (regroup_ok)
+                return detail::relabel<Value, To...>(x.storage());
+            else
+                return diag::failed_shape_check{};
+        } else {
+            return diag::failed_shape_check{};
         }
+    } else {
+        return diag::failed_shape_check{};
     }
 }
 
@@ -88,10 +95,14 @@ auto rename(const basic_tensor<Value, Layout, From...>& x) {
         else
             return false;
     }();
-    static_assert(diag::expect<ok, detail::described<diag::from_axes, From...>, detail::described<diag::to_axes, To...>>,
-                  "shaped::rename<To...>(x): rename keeps the rank and every extent; give one new axis of the "
-                  "same extent for each axis");
-    if constexpr (ok) return basic_tensor<Value, Layout, To...>(x.storage());
+    static_assert(
+        diag::expect<ok, detail::described<diag::from_axes, From...>, detail::described<diag::to_axes, To...>>,
+        "shaped::rename<To...>(x): rename keeps the rank and every extent; give one new axis of the "
+        "same extent for each axis");
+    if constexpr (ok)
+        return basic_tensor<Value, Layout, To...>(x.storage());
+    else
+        return diag::failed_shape_check{};
 }
 
 }  // namespace shaped

@@ -58,7 +58,9 @@ inline generator& default_generator() {
 }
 
 /// `torch.manual_seed(seed)`: reseeds the default generator. Source: `torch.manual_seed`.
-inline void manual_seed(std::uint64_t seed) { default_generator().manual_seed(seed); }
+inline void manual_seed(std::uint64_t seed) {
+    default_generator().manual_seed(seed);
+}
 
 /// Fills `x` in place with uniform values on `[from, to)` from `gen`, in row-major order.
 ///

@@ -91,9 +91,7 @@ struct formatter {
     }
 
     /// `_Formatter.format` for a bool element (`"{}".format(value)`).
-    [[nodiscard]] std::string format(bool value) const {
-        return pad_left(value ? "True" : "False", max_width);
-    }
+    [[nodiscard]] std::string format(bool value) const { return pad_left(value ? "True" : "False", max_width); }
 };
 
 /// `_Formatter.__init__` for floating elements; `values` are the (possibly summarized) elements as doubles.
@@ -149,8 +147,8 @@ inline formatter make_float_formatter(const std::vector<double>& values) {
             }
         } else {
             for (const double value : nonzero_finite) {
-                result.max_width = std::max(result.max_width,
-                                            format_double(value, std::chars_format::fixed, print_precision).size());
+                result.max_width =
+                    std::max(result.max_width, format_double(value, std::chars_format::fixed, print_precision).size());
             }
         }
     }
@@ -398,8 +396,7 @@ constexpr const char* dtype_name() {
 /// // tensor([1.0000e-05, 1.0000e+00], dtype=torch.float64)
 /// \endcode
 template <class T>
-    requires detail::printable_element<T>
-std::string repr(const T* data, std::span<const std::size_t> shape) {
+requires detail::printable_element<T> std::string repr(const T* data, std::span<const std::size_t> shape) {
     if (shape.size() > detail::print_max_rank) {
         throw std::invalid_argument("shaped::torch::repr: rank " + std::to_string(shape.size()) +
                                     " is above the supported maximum of 8");
