@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Keeps the docs true: every snippet is a region of a compiled file, every error shown is asserted.
+
+In the Markdown files given (README.md, docs/*.md):
+  <!-- snippet: examples/seed_corrected.cpp#simple -->   followed by a ```cpp block: the block must be,
+      line for line, the text between the two `// [simple]` markers of that file (common indent removed);
+  <!-- snippet: tests/compile_fail/06_matmul_without_transpose.cpp -->   (no #region): the whole file;
+  <!-- error: tests/compile_fail/06_matmul_without_transpose.cpp -->   followed by a ``` block: the block
+      must contain that case's `// expect-error:` text, which the compile-fail test asserts.
+With --all-cases DOC, every compile-fail case (but the runner's sanity cases) must be shown in DOC.
+Usage: check_docs.py ROOT [--all-cases docs/06-reading-errors.md] FILE.md ...
+"""
+import pathlib
+import re
+import sys
+import textwrap
+
+MARK = re.compile(r"<!--\s*(snippet|error):\s*(\S+?)\s*-->\s*\n```[a-z+]*\n(.*?)```", re.S)
+
+
+def region(path, name):
+    text = path.read_text()
+    if name is None:
+        return text
+    m = re.search(rf"^[ \t]*// \[{re.escape(name)}\]\n(.*?)^[ \t]*// \[{re.escape(name)}\]\n", text, re.S | re.M)
+    if not m:
+        raise KeyError(f"{path}: no region [{name}]")
+    return textwrap.dedent(m.group(1))
+
+
+def main():
+    args = sys.argv[1:]
+    root = pathlib.Path(args.pop(0))
+    all_cases_doc = None
+    if args and args[0] == "--all-cases":
+        all_cases_doc = args[1]
+        args = args[2:]
+    problems, shown_errors, checked = [], set(), 0
+    for doc in args:
+        text = (root / doc).read_text()
+        if "<!-- snippet" not in text and "<!-- error" not in text and doc != "README.md":
+            problems.append(f"{doc}: shows no checked snippet")
+        for kind, ref, block in MARK.findall(text):
+            checked += 1
+            file, _, name = ref.partition("#")
+            path = root / file
+            if not path.exists():
+                problems.append(f"{doc}: {ref}: no such file")
+                continue
+            if kind == "snippet":
+                try:
+                    want = region(path, name or None)
+                except KeyError as e:
+                    problems.append(f"{doc}: {e}")
+                    continue
+                if block.strip("\n") != want.strip("\n"):
+                    problems.append(f"{doc}: the snippet from {ref} differs from the file:\n--- doc\n{block}--- file\n{want}")
+            else:
+                m = re.search(r"^//\s*expect-error:\s*(.+?)\s*$", path.read_text(), re.M)
+                if not m or m.group(1) not in block:
+                    problems.append(f"{doc}: the error shown for {ref} does not contain its asserted text")
+                if doc == all_cases_doc:
+                    shown_errors.add(path.name)
+    if all_cases_doc:
+        for case in sorted((root / "tests" / "compile_fail").glob("*.cpp")):
+            if not case.name.startswith("sanity_") and case.name not in shown_errors:
+                problems.append(f"{all_cases_doc}: compile-fail case {case.name} has no entry")
+    for p in problems:
+        print(p)
+    print(f"{checked} snippets and errors checked in {len(args)} files; {len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
