@@ -148,6 +148,24 @@ constexpr auto atoms(hana::basic_type<A>) {
         return hana::make_tuple(hana::type_c<A>);
 }
 
+// Appends one atom to a normal form, folding `(divisor, quotient)` back into the dividend; the
+// dividend's atoms are appended the same way, so nested quotients fold all the way
+// (`[num_heads, two, half]` with `half = head_dim / two` becomes `[d_out]`).
+struct push_atom_fn {
+    template <class Acc, class X>
+    constexpr auto operator()(Acc acc, X x) const {
+        using A = typename X::type;
+        if constexpr (is_quotient<A> && decltype(hana::length(acc))::value > 0) {
+            if constexpr (decltype(hana::back(acc) == hana::type_c<typename A::divisor>)::value)
+                return hana::fold_left(atoms(hana::type_c<typename A::dividend>), hana::drop_back(acc), *this);
+            else
+                return hana::append(acc, x);
+        } else {
+            return hana::append(acc, x);
+        }
+    }
+};
+
 /// Atoms of a list of axes, with every `(divisor, divisor-quotient)` pair folded back into its
 /// dividend: `[num_heads, head_dim]` becomes `[d_out]` when `head_dim = d_out / num_heads`.
 template <class AxesTuple>
@@ -155,17 +173,7 @@ constexpr auto normal_form(AxesTuple axes) {
     auto flat = hana::flatten(hana::transform(axes, [](auto a) {
         return atoms(a);
     }));
-    return hana::fold_left(flat, hana::make_tuple(), [](auto acc, auto x) {
-        using X = typename decltype(x)::type;
-        if constexpr (is_quotient<X> && decltype(hana::length(acc))::value > 0) {
-            if constexpr (decltype(hana::back(acc) == hana::type_c<typename X::divisor>)::value)
-                return hana::concat(hana::drop_back(acc), atoms(hana::type_c<typename X::dividend>));
-            else
-                return hana::append(acc, x);
-        } else {
-            return hana::append(acc, x);
-        }
-    });
+    return hana::fold_left(flat, hana::make_tuple(), push_atom_fn{});
 }
 
 }  // namespace detail

@@ -11,6 +11,8 @@
 /// Run time (data from outside): `shaped::shape_error`, whose message names expected and actual shapes.
 
 #include <cstddef>
+#include <ostream>
+#include <type_traits>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -71,8 +73,42 @@ template <class... T>
 struct parts {};
 
 /// What an op returns when one of its shape checks failed, so that the failed `static_assert` is the
-/// only error at the call (not "variable has incomplete type void" after it).
-struct failed_shape_check {};
+/// only error at the call (not "variable has incomplete type void" after it), and so that the calls
+/// chained after it (`q.view<...>().transpose<1, 2>()`, the book's style) add no errors of their own.
+struct failed_shape_check {
+    template <class...> failed_shape_check view() const { return {}; }
+    template <class...> failed_shape_check reshape() const { return {}; }
+    template <class...> failed_shape_check rename() const { return {}; }
+    template <auto...> failed_shape_check transpose() const { return {}; }
+    template <class...> failed_shape_check transpose() const { return {}; }
+    template <auto...> failed_shape_check permute() const { return {}; }
+    failed_shape_check T() const { return {}; }
+    failed_shape_check contiguous() const { return {}; }
+    template <class, auto> failed_shape_check split() const { return {}; }
+    template <auto> failed_shape_check softmax() const { return {}; }
+    template <class> failed_shape_check softmax() const { return {}; }
+    template <class M, class V> failed_shape_check masked_fill(const M&, const V&) const { return {}; }
+    template <class...> failed_shape_check slice() const { return {}; }
+    template <class> failed_shape_check to() const { return {}; }
+    friend std::ostream& operator<<(std::ostream& os, failed_shape_check) { return os; }
+    template <class X> friend failed_shape_check operator+(failed_shape_check, const X&) { return {}; }
+    template <class X> friend failed_shape_check operator-(failed_shape_check, const X&) { return {}; }
+    template <class X> friend failed_shape_check operator*(failed_shape_check, const X&) { return {}; }
+    template <class X> friend failed_shape_check operator/(failed_shape_check, const X&) { return {}; }
+};
+
+template <class X>
+    requires(!std::is_same_v<X, failed_shape_check>)
+failed_shape_check operator+(const X&, failed_shape_check) { return {}; }
+template <class X>
+    requires(!std::is_same_v<X, failed_shape_check>)
+failed_shape_check operator-(const X&, failed_shape_check) { return {}; }
+template <class X>
+    requires(!std::is_same_v<X, failed_shape_check>)
+failed_shape_check operator*(const X&, failed_shape_check) { return {}; }
+template <class X>
+    requires(!std::is_same_v<X, failed_shape_check>)
+failed_shape_check operator/(const X&, failed_shape_check) { return {}; }
 
 /// The condition of every shaped `static_assert`: true when `Ok`; the `Context` types only exist to be
 /// printed by the compiler when it is false.

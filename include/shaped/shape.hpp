@@ -8,11 +8,14 @@
 
 #include <array>
 #include <boost/hana/at.hpp>
+#include <boost/hana/bool.hpp>
 #include <boost/hana/equal.hpp>
+#include <boost/hana/remove_if.hpp>
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/type.hpp>
 #include <boost/hana/unpack.hpp>
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -20,6 +23,19 @@
 #include "diagnostics.hpp"
 
 namespace shaped::detail {
+
+/// Whether the product of the extents fits in `std::size_t` (and in a signed index, as xtensor and
+/// BLAS need).
+template <class... Axes>
+constexpr bool numel_fits() {
+    constexpr std::size_t limit = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
+    std::size_t n = 1;
+    for (std::size_t e : {std::size_t{1}, static_cast<std::size_t>(Axes::extent)...}) {
+        if (e != 0 && n > limit / e) return false;
+        n *= e;
+    }
+    return true;
+}
 
 /// Number of elements of a tensor with these axes.
 template <class... Axes>
@@ -32,6 +48,15 @@ using axis_at_t = typename decltype(+hana::at_c<I>(hana::tuple_t<Axes...>))::typ
 /// A list of axis types, for partial specialisations.
 template <class... Axes>
 struct axis_pack {};
+
+/// Whether two axis lists have the same rank and the same axis at every position.
+template <class... A, class... B>
+constexpr bool same_shape(axis_pack<A...>, axis_pack<B...>) {
+    if constexpr (sizeof...(A) == sizeof...(B))
+        return (same_axis_v<A, B> && ...);
+    else
+        return false;
+}
 
 /// `Role<sized<A, extent>...>`: the axes with their extents, for a diagnostic's context.
 template <template <class...> class Role, class... Axes>
@@ -63,9 +88,13 @@ inline constexpr std::size_t count_of_v = (std::size_t{0} + ... + (std::is_same_
 /// The view rule: `view` only splits and merges adjacent axes in order, so source and target must have
 /// the same atoms in the same order (`[num_heads, head_dim]` counts as `d_out` when `head_dim` was
 /// declared as `d_out / num_heads`).
+/// Axes of extent 1 hold no elements to reorder, so `view` may add or drop them (PyTorch's
+/// `x.view(1, t, d)` of a `(t, d)` tensor); they are not dropped when deciding whether two axes are the
+/// same axis.
 template <class FromTuple, class ToTuple>
 constexpr bool view_regroups(FromTuple from, ToTuple to) {
-    return decltype(normal_form(from) == normal_form(to))::value;
+    auto unit = [](auto t) { return hana::bool_c<decltype(t)::type::extent == 1>; };
+    return decltype(hana::remove_if(normal_form(from), unit) == hana::remove_if(normal_form(to), unit))::value;
 }
 
 /// Broadcasting by position from the right, as PyTorch does, but every pair of aligned axes must be the

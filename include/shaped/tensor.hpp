@@ -80,6 +80,9 @@ public:
     using layout_type = Layout;
     static constexpr std::size_t rank = sizeof...(Axes);
     using storage_type = xt::xtensor<Value, rank>;
+    static_assert(diag::expect<detail::numel_fits<Axes...>(), detail::described<diag::tensor_axes, Axes...>>,
+                  "shaped::tensor: the product of the extents overflows the index type; no tensor this large can "
+                  "be stored");
 
     /// Number of elements.
     static constexpr std::size_t numel = detail::numel_v<Axes...>;
@@ -123,17 +126,18 @@ public:
     /// to a `(batch, num_tokens, d_out)` tensor fails to compile and names both shapes.
     template <class OtherLayout, Axis... Other>
     basic_tensor(const basic_tensor<Value, OtherLayout, Other...>& other) {
-        constexpr bool rank_ok = sizeof...(Other) == rank;
-        static_assert(diag::expect < rank_ok && (same_axis_v<Axes, Other> && ...),
-                      detail::described<diag::expected_axes, Axes...>, detail::described < diag::actual_axes,
-                      Other... >>,
+        constexpr bool axes_ok = detail::same_shape(detail::axis_pack<Axes...>{}, detail::axis_pack<Other...>{});
+        static_assert(diag::expect<axes_ok, detail::described<diag::expected_axes, Axes...>,
+                                   detail::described<diag::actual_axes, Other...>>,
                       "shaped::tensor: cannot convert a tensor to one with other axes; the shapes must be "
                       "the same axis for axis (rename<...>() renames, view<...>() regroups)");
-        static_assert(is_contiguous == false || std::is_same_v<OtherLayout, layout::contiguous>,
-                      "shaped::tensor: a transposed (strided) tensor becomes contiguous only through "
-                      ".contiguous(), as in PyTorch");
-        if constexpr (rank_ok)
+        if constexpr (axes_ok) {
+            constexpr bool layout_ok = !is_contiguous || std::is_same_v<OtherLayout, layout::contiguous>;
+            static_assert(diag::expect<layout_ok, detail::described<diag::tensor_axes, Other...>>,
+                          "shaped::tensor: a transposed (strided) tensor becomes contiguous only through "
+                          ".contiguous(), as in PyTorch");
             data_ = other.storage();
+        }
     }
 
     basic_tensor(const basic_tensor&) = default;
@@ -213,6 +217,9 @@ public:
 
     /// Prints as PyTorch prints the tensor: `tensor([[0.7713, 1.1682, ...]])`.
     friend std::ostream& operator<<(std::ostream& os, const basic_tensor& t) {
+        static_assert(std::is_same_v<Value, float> || std::is_same_v<Value, double> || std::is_same_v<Value, bool>,
+                      "shaped::tensor: printing supports float, double and bool elements");
+        static_assert(rank <= 8, "shaped::tensor: printing supports up to 8 axes");
         std::array<std::size_t, rank> extents{Axes::extent...};
         return os << torch::repr<Value>(t.data_.data(), std::span<const std::size_t>(extents));
     }

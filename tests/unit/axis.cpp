@@ -65,3 +65,14 @@ TEST_CASE("rename is explicit and keeps the elements") {
     auto as_product = heads.view<num_tokens, d_model>();
     CHECK(shaped::max_abs_diff(as_d_out, as_product) == 0.0);
 }
+
+TEST_CASE("nested quotients fold all the way back") {
+    struct two : shaped::axis<"two", 2> {};
+    struct half : shaped::quotient<"half", head_dim, two> {};  // head_dim / 2 = 1
+    static_assert(shaped::same_axis_v<shaped::merged<num_heads, two, half>, d_out>);
+    static_assert(shaped::same_axis_v<shaped::merged<two, half>, head_dim>);
+    shaped::torch::manual_seed(8);
+    auto x = shaped::torch::rand<num_tokens, d_out>();
+    auto fine = x.view<num_tokens, num_heads, two, half>();
+    CHECK(shaped::max_abs_diff(fine.view<num_tokens, d_out>(), x) == 0.0);
+}

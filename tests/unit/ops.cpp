@@ -157,3 +157,43 @@ TEST_CASE("data from outside is checked once, with both shapes in the message") 
         CHECK(x.at(1, 2) == 0.0f);
     }
 }
+
+TEST_CASE("stack adds an axis, as torch.stack((inputs, inputs), dim=0)") {
+    struct batch : shaped::axis<"batch", 2> {};
+    shaped::torch::manual_seed(2);
+    auto x = shaped::torch::rand<three, six>();
+    auto y = shaped::torch::rand<three, six>();
+    auto front = shaped::stack<0, batch>(std::array{x, y});
+    static_assert(std::is_same_v<decltype(front), shaped::tensor<float, batch, three, six>>);
+    CHECK(front(0, 2, 5) == x(2, 5));
+    CHECK(front(1, 2, 5) == y(2, 5));
+    auto middle = shaped::stack<1, batch>(std::array{x, y});
+    static_assert(std::is_same_v<decltype(middle), shaped::tensor<float, three, batch, six>>);
+    CHECK(middle(2, 1, 4) == y(2, 4));
+    auto last = shaped::stack<-1, batch>(std::array{x, y});
+    static_assert(std::is_same_v<decltype(last), shaped::tensor<float, three, six, batch>>);
+    CHECK(last(1, 3, 0) == x(1, 3));
+    CHECK(last(1, 3, 1) == y(1, 3));
+}
+
+TEST_CASE("view adds and drops axes of extent 1; cat of one tensor is that tensor") {
+    struct one : shaped::axis<"one", 1> {};
+    shaped::torch::manual_seed(4);
+    auto x = shaped::torch::rand<three, six>();
+    auto batched = x.view<one, three, six>();
+    CHECK(batched(0, 2, 1) == x(2, 1));
+    CHECK(shaped::max_abs_diff(batched.view<three, six>(), x) == 0.0);
+    auto same = shaped::cat<-1>(std::array{x});
+    static_assert(std::is_same_v<decltype(same), shaped::tensor<float, three, six>>);
+}
+
+TEST_CASE("tensors of different element types: comparisons convert, arithmetic asks for .to<>()") {
+    shaped::torch::manual_seed(6);
+    auto x = shaped::torch::rand<two, three>();
+    auto xd = x.to<double>();
+    static_assert(std::is_same_v<decltype(xd), shaped::tensor<double, two, three>>);
+    CHECK(shaped::max_abs_diff(x, xd) == 0.0);
+    CHECK(shaped::allclose(xd, x));
+    auto sum = xd + x.to<double>();
+    CHECK(sum(1, 2) == 2.0 * static_cast<double>(x(1, 2)));
+}

@@ -59,8 +59,13 @@ public:
     bool has_bias() const noexcept { return has_bias_; }
 
     /// `x Wᵀ + b` over the last axis.
-    template <class Layout, Axis... X>
-    auto operator()(const basic_tensor<Value, Layout, X...>& x) const {
+    template <class XValue, class Layout, Axis... X>
+    auto operator()(const basic_tensor<XValue, Layout, X...>& x) const {
+        static_assert(std::is_same_v<XValue, Value>,
+                      "shaped::nn::linear<In, Out>(x): x must have the layer's element type; convert it with "
+                      ".to<float>() or .to<double>()");
+        static_assert(In::extent <= detail::blas_max && Out::extent <= detail::blas_max,
+                      "shaped::nn::linear<In, Out>: in_features and out_features must fit one BLAS call");
         constexpr std::size_t n = sizeof...(X);
         static_assert(diag::expect<(n >= 1), detail::described<diag::tensor_axes, X...>>,
                       "shaped::nn::linear<In, Out>(x): x needs at least one axis");
@@ -72,7 +77,7 @@ public:
                              detail::described<diag::tensor_axes, X...>>,
                 "shaped::nn::linear<In, Out>(x): x's last axis must be the layer's in_features axis; "
                 "check what was concatenated or projected into it");
-            if constexpr (ok) {
+            if constexpr (ok && std::is_same_v<XValue, Value>) {
                 return [&]<std::size_t... I>(std::index_sequence<I...>) {
                     using result_t = tensor<Value, detail::axis_at_t<I, X...>..., Out>;
                     constexpr std::size_t rows = detail::numel_v<X...> / In::extent;
@@ -94,6 +99,9 @@ public:
             return diag::failed_shape_check{};
         }
     }
+
+    /// After a failed shape check, no further errors (see `diag::failed_shape_check`).
+    diag::failed_shape_check operator()(diag::failed_shape_check) const { return {}; }
 
 private:
     bool has_bias_;

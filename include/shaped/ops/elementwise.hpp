@@ -29,9 +29,12 @@ constexpr bool check_broadcast(axis_pack<A...>, axis_pack<B...>) {
     return ok;
 }
 
-template <class Value, class LA, class LB, class... A, class... B, class F>
-auto broadcast_apply(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, LB, B...>& b, F f) {
-    constexpr bool ok = check_broadcast(axis_pack<A...>{}, axis_pack<B...>{});
+template <class Value, class ValueB, class LA, class LB, class... A, class... B, class F>
+auto broadcast_apply(const basic_tensor<Value, LA, A...>& a, const basic_tensor<ValueB, LB, B...>& b, F f) {
+    static_assert(std::is_same_v<Value, ValueB>,
+                  "shaped: elementwise op on tensors of different element types; convert one with .to<float>() "
+                  "or .to<double>()");
+    constexpr bool ok = std::is_same_v<Value, ValueB> && check_broadcast(axis_pack<A...>{}, axis_pack<B...>{});
     if constexpr (ok) {
         using result_t = std::conditional_t<(sizeof...(A) >= sizeof...(B)), tensor<Value, A...>, tensor<Value, B...>>;
         typename result_t::storage_type out = f(a.storage(), b.storage());
@@ -51,26 +54,26 @@ auto broadcast_apply(const basic_tensor<Value, LA, A...>& a, const basic_tensor<
 /// (PyTorch would broadcast or fail at run time). Nothing is thrown.
 /// Source: `torch.add`, `torch.sub`, `torch.mul`, `torch.div`.
 /// Example: `auto y = x + bias;   // (num_tokens, d_out) + (d_out)`
-template <class Value, class LA, class LB, Axis... A, Axis... B>
-auto operator+(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, LB, B...>& b) {
+template <class Value, class ValueB, class LA, class LB, Axis... A, Axis... B>
+auto operator+(const basic_tensor<Value, LA, A...>& a, const basic_tensor<ValueB, LB, B...>& b) {
     return detail::broadcast_apply(a, b, [](const auto& x, const auto& y) {
         return x + y;
     });
 }
-template <class Value, class LA, class LB, Axis... A, Axis... B>
-auto operator-(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, LB, B...>& b) {
+template <class Value, class ValueB, class LA, class LB, Axis... A, Axis... B>
+auto operator-(const basic_tensor<Value, LA, A...>& a, const basic_tensor<ValueB, LB, B...>& b) {
     return detail::broadcast_apply(a, b, [](const auto& x, const auto& y) {
         return x - y;
     });
 }
-template <class Value, class LA, class LB, Axis... A, Axis... B>
-auto operator*(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, LB, B...>& b) {
+template <class Value, class ValueB, class LA, class LB, Axis... A, Axis... B>
+auto operator*(const basic_tensor<Value, LA, A...>& a, const basic_tensor<ValueB, LB, B...>& b) {
     return detail::broadcast_apply(a, b, [](const auto& x, const auto& y) {
         return x * y;
     });
 }
-template <class Value, class LA, class LB, Axis... A, Axis... B>
-auto operator/(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, LB, B...>& b) {
+template <class Value, class ValueB, class LA, class LB, Axis... A, Axis... B>
+auto operator/(const basic_tensor<Value, LA, A...>& a, const basic_tensor<ValueB, LB, B...>& b) {
     return detail::broadcast_apply(a, b, [](const auto& x, const auto& y) {
         return x / y;
     });
@@ -112,13 +115,6 @@ auto to(const basic_tensor<Value, L, A...>& x) {
 }
 
 namespace detail {
-template <class... A, class... B>
-constexpr bool same_shape(axis_pack<A...>, axis_pack<B...>) {
-    if constexpr (sizeof...(A) == sizeof...(B))
-        return (same_axis_v<A, B> && ...);
-    else
-        return false;
-}
 }  // namespace detail
 
 /// The largest `|a - b|` over all elements: how the examples compare two forms of a computation.
@@ -127,15 +123,15 @@ constexpr bool same_shape(axis_pack<A...>, axis_pack<B...>) {
 /// cat(d_out, d_out, d_out))` and a `(batch, num_tokens, d_out)` result fails to compile).
 /// Element type: any arithmetic; the result is `double`. Errors: compile time, different axes.
 /// Source: `(a - b).abs().max()` in PyTorch.
-template <class Value, class LA, class LB, Axis... A, Axis... B>
-double max_abs_diff(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, LB, B...>& b) {
+template <class Value, class ValueB, class LA, class LB, Axis... A, Axis... B>
+double max_abs_diff(const basic_tensor<Value, LA, A...>& a, const basic_tensor<ValueB, LB, B...>& b) {
     constexpr bool ok = detail::same_shape(detail::axis_pack<A...>{}, detail::axis_pack<B...>{});
     static_assert(diag::expect<ok, detail::described<diag::lhs_axes, A...>, detail::described<diag::rhs_axes, B...>>,
                   "shaped::max_abs_diff(a, b): a and b must have the same axes to be compared");
     double m = 0;
     if constexpr (ok) {
         const Value* pa = a.storage().data();
-        const Value* pb = b.storage().data();
+        const ValueB* pb = b.storage().data();
         for (std::size_t i = 0; i < a.numel; ++i)
             m = std::max(m, std::abs(static_cast<double>(pa[i]) - static_cast<double>(pb[i])));
     }
@@ -146,15 +142,15 @@ double max_abs_diff(const basic_tensor<Value, LA, A...>& a, const basic_tensor<V
 ///
 /// Shapes: `a` and `b` must have the same axes. Errors: compile time, different axes.
 /// Source: `torch.allclose(a, b, rtol=1e-05, atol=1e-08)`.
-template <class Value, class LA, class LB, Axis... A, Axis... B>
-bool allclose(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, LB, B...>& b, double rtol = 1e-5,
+template <class Value, class ValueB, class LA, class LB, Axis... A, Axis... B>
+bool allclose(const basic_tensor<Value, LA, A...>& a, const basic_tensor<ValueB, LB, B...>& b, double rtol = 1e-5,
               double atol = 1e-8) {
     constexpr bool ok = detail::same_shape(detail::axis_pack<A...>{}, detail::axis_pack<B...>{});
     static_assert(diag::expect<ok, detail::described<diag::lhs_axes, A...>, detail::described<diag::rhs_axes, B...>>,
                   "shaped::allclose(a, b): a and b must have the same axes to be compared");
     if constexpr (ok) {
         const Value* pa = a.storage().data();
-        const Value* pb = b.storage().data();
+        const ValueB* pb = b.storage().data();
         for (std::size_t i = 0; i < a.numel; ++i) {
             double x = pa[i], y = pb[i];
             if (!(std::abs(x - y) <= atol + rtol * std::abs(y)))
@@ -162,6 +158,16 @@ bool allclose(const basic_tensor<Value, LA, A...>& a, const basic_tensor<Value, 
         }
     }
     return true;
+}
+
+/// After a failed shape check, no further errors (see `diag::failed_shape_check`).
+template <class X>
+double max_abs_diff(const X&, diag::failed_shape_check) {
+    return 0;
+}
+template <Tensor X>
+double max_abs_diff(diag::failed_shape_check, const X&) {
+    return 0;
 }
 
 }  // namespace shaped

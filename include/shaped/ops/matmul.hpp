@@ -4,7 +4,9 @@
 /// \file
 /// `matmul`: PyTorch's `@` on tensors of rank 2 or more, batched over the leading axes, on BLAS.
 
+#include <algorithm>
 #include <cstddef>
+#include <limits>
 #include <type_traits>
 #include <utility>
 #include <xtensor-blas/xblas.hpp>
@@ -17,15 +19,23 @@ namespace shaped {
 
 namespace detail {
 
+/// The largest extent one BLAS call takes (its index type is `int` in xtensor-blas's default build).
+inline constexpr std::size_t blas_max = static_cast<std::size_t>(std::numeric_limits<xt::blas_index_t>::max());
+
 // C[M×N] = A[M×K] · B[K×N] (row-major, contiguous), or A · Bᵀ with B stored N×K when `b_transposed`.
+// Rows beyond BLAS's index range go in several calls; N and K are checked by the callers at compile time.
 template <class Value>
 void gemm(const Value* a, const Value* b, Value* c, std::size_t m, std::size_t n, std::size_t k,
           bool b_transposed = false) {
     using index = xt::blas_index_t;
-    cxxblas::gemm<index>(cxxblas::StorageOrder::RowMajor, cxxblas::Transpose::NoTrans,
-                         b_transposed ? cxxblas::Transpose::Trans : cxxblas::Transpose::NoTrans, static_cast<index>(m),
-                         static_cast<index>(n), static_cast<index>(k), Value(1), a, static_cast<index>(k), b,
-                         static_cast<index>(b_transposed ? k : n), Value(0), c, static_cast<index>(n));
+    for (std::size_t row = 0; row < m; row += blas_max) {
+        const std::size_t rows = std::min(blas_max, m - row);
+        cxxblas::gemm<index>(cxxblas::StorageOrder::RowMajor, cxxblas::Transpose::NoTrans,
+                             b_transposed ? cxxblas::Transpose::Trans : cxxblas::Transpose::NoTrans,
+                             static_cast<index>(rows), static_cast<index>(n), static_cast<index>(k), Value(1),
+                             a + row * k, static_cast<index>(k), b, static_cast<index>(b_transposed ? k : n),
+                             Value(0), c + row * n, static_cast<index>(n));
+    }
 }
 
 // The batch axes of the result: the longer of the two batch lists (the shorter broadcasts).
@@ -69,8 +79,11 @@ constexpr int batch_mismatch(axis_pack<R...>, auto lhs_checker) {
 /// 3-d or 4-d tensor); the batch axes differ. Nothing is thrown.
 /// Source: `torch.matmul`; `queries @ keys.transpose(2, 3)` and `attn_weights @ values` (listing 3.5).
 /// Example: `auto attn_scores = shaped::matmul(q, k.transpose<2, 3>());`
-template <class Value, class LayoutA, class LayoutB, Axis... A, Axis... B>
-auto matmul(const basic_tensor<Value, LayoutA, A...>& a, const basic_tensor<Value, LayoutB, B...>& b) {
+template <class Value, class ValueB, class LayoutA, class LayoutB, Axis... A, Axis... B>
+auto matmul(const basic_tensor<Value, LayoutA, A...>& a, const basic_tensor<ValueB, LayoutB, B...>& b) {
+    static_assert(std::is_same_v<Value, ValueB>,
+                  "shaped::matmul(a, b): a and b must have the same element type; convert one with .to<float>() "
+                  "or .to<double>()");
     static_assert(std::is_same_v<Value, float> || std::is_same_v<Value, double>,
                   "shaped::matmul(a, b): elements must be float or double");
     constexpr std::size_t na = sizeof...(A), nb = sizeof...(B);
@@ -96,12 +109,14 @@ auto matmul(const basic_tensor<Value, LayoutA, A...>& a, const basic_tensor<Valu
                     mismatch<0, detail::described<diag::lhs_axes, A...>, detail::described<diag::rhs_axes, B...>>,
                 "shaped::matmul(a, b): the batch axes (all but the last two), aligned from the right, "
                 "must be the same axes; transpose one side so that they line up");
-            if constexpr (mismatch < 0) {
+            if constexpr (mismatch < 0 && std::is_same_v<Value, ValueB>) {
                 using row = detail::axis_at_t<na - 2, A...>;
                 using col = detail::axis_at_t<nb - 1, B...>;
                 using batch = typename detail::longer_batch<a_batch, b_batch>::type;
                 using result_t = typename detail::matmul_result<Value, batch, row, col>::type;
                 constexpr std::size_t m = row::extent, n = col::extent, k = a_last::extent;
+                static_assert(m <= detail::blas_max && n <= detail::blas_max && k <= detail::blas_max,
+                              "shaped::matmul(a, b): an extent of the product exceeds what one BLAS call takes");
                 constexpr std::size_t batches = result_t::numel / (m * n);
                 constexpr std::size_t a_batches = detail::numel_v<A...> / (m * k);
                 constexpr std::size_t b_batches = detail::numel_v<B...> / (k * n);
@@ -122,6 +137,16 @@ auto matmul(const basic_tensor<Value, LayoutA, A...>& a, const basic_tensor<Valu
     } else {
         return diag::failed_shape_check{};
     }
+}
+
+/// After a failed shape check, no further errors (see `diag::failed_shape_check`).
+template <class X>
+diag::failed_shape_check matmul(diag::failed_shape_check, const X&) {
+    return {};
+}
+template <Tensor X>
+diag::failed_shape_check matmul(const X&, diag::failed_shape_check) {
+    return {};
 }
 
 }  // namespace shaped

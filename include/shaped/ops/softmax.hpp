@@ -5,6 +5,7 @@
 /// `softmax` over one axis.
 
 #include <cstddef>
+#include <type_traits>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xreducer.hpp>
 #include <xtensor/xtensor.hpp>
@@ -25,8 +26,9 @@ namespace shaped {
 /// Example: `auto attn_weights = shaped::softmax<-1>(attn_scores);`
 template <int Dim, class Value, class Layout, Axis... Axes>
 auto softmax(const basic_tensor<Value, Layout, Axes...>& x) {
+    static_assert(std::is_floating_point_v<Value>, "shaped::softmax<Dim>(x): elements must be float or double");
     constexpr std::size_t n = sizeof...(Axes);
-    constexpr bool ok = detail::dim_in_range(Dim, n);
+    constexpr bool ok = detail::dim_in_range(Dim, n) && std::is_floating_point_v<Value>;
     static_assert(diag::expect<ok, diag::dims<Dim>, detail::described<diag::tensor_axes, Axes...>>,
                   "shaped::softmax<Dim>(x): dimension out of range; a tensor of rank n takes dimensions -n to n-1");
     if constexpr (ok) {
@@ -56,6 +58,16 @@ auto softmax(const basic_tensor<Value, Layout, Axes...>& x) {
         return softmax<static_cast<int>(detail::index_of<A, Axes...>())>(x);
     else
         return diag::failed_shape_check{};
+}
+
+/// After a failed shape check, no further errors (see `diag::failed_shape_check`).
+template <auto>
+diag::failed_shape_check softmax(diag::failed_shape_check) {
+    return {};
+}
+template <class>
+diag::failed_shape_check softmax(diag::failed_shape_check) {
+    return {};
 }
 
 }  // namespace shaped

@@ -81,7 +81,7 @@ void uniform_(basic_tensor<Value, Layout, Axes...>& x, double from, double to, g
 
 /// `torch.rand(*size)`: float32 uniform on `[0, 1)`, equal to PyTorch's bit for bit for the same seed.
 ///
-/// Shapes: `(Axes...)`. Element type: float (use `rand<double, ...>` through `uniform_` for float64).
+/// Shapes: `(Axes...)`. Element type: float (for float64, fill a `tensor<double, ...>` with `uniform_`).
 /// Errors: none. Nothing is thrown.
 /// Source: `torch.rand`.
 /// Example: `shaped::torch::manual_seed(1223); auto q = shaped::torch::rand<batch, num_tokens, d_out>();`
