@@ -124,7 +124,34 @@ struct concat : axis_tag {
     static constexpr auto parts = hana::tuple_t<Parts...>;
 };
 
+/// The axis of extent 1 that `unsqueeze` inserts: it broadcasts against any axis, as PyTorch's size-1
+/// dimensions do. Every other axis broadcasts only against itself.
+///
+/// Shapes: extent 1. Errors: none of its own.
+/// Source: `torch.Tensor.unsqueeze(dim)`, `x[:, None, :]`.
+/// Example: `auto m = mask.unsqueeze<1>();   // (batch, one, num_tokens, key<num_tokens>)`
+struct one : axis_tag {
+    static constexpr std::string_view name = "one";
+    static constexpr std::size_t extent = 1;
+};
+
+/// The key-token axis that goes with the query-token axis `A`: same extent, another axis. Attention
+/// scores are `(..., num_tokens, key<num_tokens>)`, so a softmax over the queries, a mask over the
+/// wrong token axis or a product with the queries where the values were meant fails to compile.
+///
+/// Shapes: extent `A::extent`. Errors: none of its own.
+/// Source: the query and key positions of `queries @ keys.transpose(1, 2)` (the book's listing 3.3).
+/// Example: `auto k = keys.rename<batch, shaped::key<num_tokens>, d_out>();`
+template <Axis A>
+struct key : axis_tag {
+    static constexpr std::size_t extent = A::extent;
+    using query = A;
+};
+
 namespace detail {
+
+template <class A>
+concept is_key = requires { typename A::query; };
 
 template <class A>
 concept has_factors = requires {
@@ -190,6 +217,8 @@ template <Axis A>
 std::string axis_name() {
     if constexpr (requires { A::name; }) {
         return std::string(A::name);
+    } else if constexpr (detail::is_key<A>) {
+        return "key<" + axis_name<typename A::query>() + ">";
     } else if constexpr (detail::has_factors<A>) {
         std::string s = "(";
         hana::for_each(A::factors, [&](auto f) {

@@ -89,6 +89,9 @@ struct failed_shape_check {
     template <class> failed_shape_check softmax() const { return {}; }
     template <class M, class V> failed_shape_check masked_fill(const M&, const V&) const { return {}; }
     template <class...> failed_shape_check slice() const { return {}; }
+    template <auto> failed_shape_check unsqueeze() const { return {}; }
+    template <class, auto> failed_shape_check repeat() const { return {}; }
+    template <class, auto> failed_shape_check repeat_interleave() const { return {}; }
     template <class> failed_shape_check to() const { return {}; }
     friend std::ostream& operator<<(std::ostream& os, failed_shape_check) { return os; }
     template <class X> friend failed_shape_check operator+(failed_shape_check, const X&) { return {}; }

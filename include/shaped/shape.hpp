@@ -21,6 +21,7 @@
 
 #include "axis.hpp"
 #include "diagnostics.hpp"
+#include "tensor_fwd.hpp"
 
 namespace shaped::detail {
 
@@ -97,6 +98,36 @@ constexpr bool view_regroups(FromTuple from, ToTuple to) {
     return decltype(hana::remove_if(normal_form(from), unit) == hana::remove_if(normal_form(to), unit))::value;
 }
 
+/// Two aligned axes broadcast when they are the same axis or one of them is `shaped::one`.
+template <class A, class B>
+inline constexpr bool broadcastable_v = same_axis_v<A, B> || std::is_same_v<A, one> || std::is_same_v<B, one>;
+
+/// The axes of a broadcast result: the longer list's leading axes, then, position by position, the axis
+/// that is not `one`.
+template <class L, class R>
+struct broadcast_result;
+template <class... L, class... R>
+struct broadcast_result<axis_pack<L...>, axis_pack<R...>> {
+    static constexpr std::size_t nl = sizeof...(L), nr = sizeof...(R), n = nl > nr ? nl : nr;
+    template <std::size_t I>
+    static auto pick() {
+        constexpr bool has_l = I >= n - nl, has_r = I >= n - nr;
+        if constexpr (has_l && has_r) {
+            using a = axis_at_t<I - (n - nl), L...>;
+            using b = axis_at_t<I - (n - nr), R...>;
+            return hana::type_c<std::conditional_t<std::is_same_v<a, one>, b, a>>;
+        } else if constexpr (has_l) {
+            return hana::type_c<axis_at_t<I - (n - nl), L...>>;
+        } else {
+            return hana::type_c<axis_at_t<I - (n - nr), R...>>;
+        }
+    }
+    template <class Value, std::size_t... I>
+    static auto tensor_type(std::index_sequence<I...>) -> tensor<Value, typename decltype(pick<I>())::type...>;
+    template <class Value>
+    using type = decltype(tensor_type<Value>(std::make_index_sequence<n>{}));
+};
+
 /// Broadcasting by position from the right, as PyTorch does, but every pair of aligned axes must be the
 /// same axis: a missing leading axis broadcasts, a different axis of the same extent does not.
 /// Returns the index of the first (right-aligned) pair that disagrees, or -1.
@@ -111,7 +142,7 @@ struct broadcast_lhs {
         } else {
             return [&]<std::size_t... I>(std::index_sequence<I...>) {
                 constexpr std::array<bool, n> ok{
-                    same_axis_v<axis_at_t<nl - n + I, L...>, axis_at_t<nr - n + I, R...>>...};
+                    broadcastable_v<axis_at_t<nl - n + I, L...>, axis_at_t<nr - n + I, R...>>...};
                 for (std::size_t i = 0; i < n; ++i)
                     if (!ok[i])
                         return static_cast<int>(i);

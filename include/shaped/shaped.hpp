@@ -7,7 +7,12 @@
 
 #include "axis.hpp"
 #include "diagnostics.hpp"
+#include "nn/causal_attention.hpp"
+#include "nn/dropout.hpp"
 #include "nn/linear.hpp"
+#include "nn/multi_head_attention.hpp"
+#include "nn/multi_head_attention_wrapper.hpp"
+#include "nn/self_attention.hpp"
 #include "shape.hpp"
 #include "tensor.hpp"
 #include "torch/generator.hpp"

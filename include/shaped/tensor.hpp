@@ -24,8 +24,10 @@
 #include "ops/elementwise.hpp"
 #include "ops/mask.hpp"
 #include "ops/matmul.hpp"
+#include "ops/repeat.hpp"
 #include "ops/softmax.hpp"
 #include "ops/split.hpp"
+#include "ops/stack.hpp"
 #include "ops/transpose.hpp"
 #include "ops/view.hpp"
 #include "shape.hpp"
@@ -205,6 +207,18 @@ public:
     template <Tensor Mask>
     auto masked_fill(const Mask& mask, std::type_identity_t<Value> value) const {
         return shaped::masked_fill(*this, mask, value);
+    }
+    template <int Dim>
+    auto unsqueeze() const {
+        return shaped::unsqueeze<Dim>(*this);
+    }
+    template <Axis New, int Dim>
+    auto repeat_interleave() const {
+        return shaped::repeat_interleave<New, Dim>(*this);
+    }
+    template <Axis New, int Dim>
+    auto repeat() const {
+        return shaped::repeat<New, Dim>(*this);
     }
     template <Axis... Prefix>
     auto slice() const {

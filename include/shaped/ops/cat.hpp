@@ -138,61 +138,6 @@ auto cat(const std::array<Part, N>& parts) {
     (std::make_index_sequence<N>{});
 }
 
-namespace detail {
-template <class Value, std::size_t D, class New, class Ref, class Idx>
-struct stack_result;
-template <class Value, std::size_t D, class New, class Ref, std::size_t... I>
-struct stack_result<Value, D, New, Ref, std::index_sequence<I...>> {
-    // Axes before D, then New, then the rest: index I < D keeps axis I, I == D is New, I > D is axis I - 1.
-    template <std::size_t J>
-    static auto pick() {
-        if constexpr (J == D)
-            return hana::type_c<New>;
-        else
-            return hana::at_c<(J < D ? J : J - 1)>(tensor_parts<Ref>::axes);
-    }
-    using type = tensor<Value, typename decltype(pick<I>())::type...>;
-};
-}  // namespace detail
-
-/// Stacks `N` tensors of the same type along a new axis `New` (of extent `N`) inserted at `Dim`.
-///
-/// Shapes: `N` tensors `(A...)` give `(A_0, ..., New, ..., A_n-1)` with `New` at `Dim` (0 to rank; negative
-/// counts from the end of the result, as in PyTorch). Element type: the parts'.
-/// Errors: compile time, `New::extent != N`, or `Dim` out of range. Nothing is thrown.
-/// Source: `torch.stack(tensors, dim)`; `batch = torch.stack((inputs, inputs), dim=0)` (the book, 3.5).
-/// Example: `auto batch_x = shaped::stack<0, batch>(std::array{inputs, inputs});`
-template <int Dim, Axis New, class Part, std::size_t N>
-auto stack(const std::array<Part, N>& parts) {
-    constexpr std::size_t rank = Part::rank + 1;
-    constexpr bool dim_ok = detail::dim_in_range(Dim, rank);
-    static_assert(diag::expect<dim_ok, diag::dims<Dim>, diag::rank<rank>>,
-                  "shaped::stack<Dim, New>(tensors): dimension out of range for the stacked result");
-    static_assert(diag::expect<New::extent == N, detail::described<diag::expected_axes, New>, diag::numbers<N>>,
-                  "shaped::stack<Dim, New>(tensors): the new axis's extent must be the number of tensors");
-    if constexpr (dim_ok && New::extent == N) {
-        constexpr std::size_t d = detail::wrap_dim(Dim, rank);
-        using value = typename detail::tensor_parts<Part>::value;
-        using result_t = typename detail::stack_result<value, d, New, Part, std::make_index_sequence<rank>>::type;
-        constexpr std::size_t inner = [] {
-            std::size_t p = 1;
-            for (std::size_t i = d; i < Part::rank; ++i) p *= Part::shape[i];
-            return p;
-        }();
-        result_t out;
-        std::array<const value*, N> src{};
-        std::array<std::size_t, N> sizes{};
-        for (std::size_t i = 0; i < N; ++i) {
-            src[i] = parts[i].storage().data();
-            sizes[i] = inner;
-        }
-        detail::join_rows<value, N>(src, sizes, Part::numel / inner, out.storage().data());
-        return out;
-    } else {
-        return diag::failed_shape_check{};
-    }
-}
-
 }  // namespace shaped
 
 #endif

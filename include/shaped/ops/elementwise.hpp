@@ -25,7 +25,8 @@ constexpr bool check_broadcast(axis_pack<A...>, axis_pack<B...>) {
     constexpr bool ok = broadcast_lhs<A...>::template first_mismatch<B...>() < 0;
     static_assert(diag::expect<ok, described<diag::lhs_axes, A...>, described<diag::rhs_axes, B...>>,
                   "shaped: elementwise op on shapes that do not broadcast: aligned from the right, every pair of "
-                  "axes must be the same axis (a missing leading axis broadcasts); transpose or view one side");
+                  "axes must be the same axis or shaped::one (a missing leading axis broadcasts); unsqueeze, "
+                  "transpose or view one side");
     return ok;
 }
 
@@ -36,7 +37,7 @@ auto broadcast_apply(const basic_tensor<Value, LA, A...>& a, const basic_tensor<
                   "or .to<double>()");
     constexpr bool ok = std::is_same_v<Value, ValueB> && check_broadcast(axis_pack<A...>{}, axis_pack<B...>{});
     if constexpr (ok) {
-        using result_t = std::conditional_t<(sizeof...(A) >= sizeof...(B)), tensor<Value, A...>, tensor<Value, B...>>;
+        using result_t = typename broadcast_result<axis_pack<A...>, axis_pack<B...>>::template type<Value>;
         typename result_t::storage_type out = f(a.storage(), b.storage());
         return result_t(std::move(out));
     } else {

@@ -61,6 +61,11 @@ struct batch_checker;
 template <class... L>
 struct batch_checker<axis_pack<L...>> : broadcast_lhs<L...> {};
 
+template <class... X>
+constexpr bool has_one(axis_pack<X...>) {
+    return (std::is_same_v<X, one> || ...);
+}
+
 template <class... R>
 constexpr int batch_mismatch(axis_pack<R...>, auto lhs_checker) {
     return decltype(lhs_checker)::template first_mismatch<R...>();
@@ -103,7 +108,10 @@ auto matmul(const basic_tensor<Value, LayoutA, A...>& a, const basic_tensor<Valu
         if constexpr (inner_ok) {
             using a_batch = decltype(detail::sublist<0, A...>(std::make_index_sequence<na - 2>{}));
             using b_batch = decltype(detail::sublist<0, B...>(std::make_index_sequence<nb - 2>{}));
-            constexpr int mismatch = detail::batch_mismatch(b_batch{}, detail::batch_checker<a_batch>{});
+            // Batch axes are matched one for one (a size-1 `one` axis does not broadcast here yet).
+            constexpr int mismatch = detail::has_one(a_batch{}) || detail::has_one(b_batch{})
+                                         ? 0
+                                         : detail::batch_mismatch(b_batch{}, detail::batch_checker<a_batch>{});
             static_assert(
                 diag::expect <
                     mismatch<0, detail::described<diag::lhs_axes, A...>, detail::described<diag::rhs_axes, B...>>,

@@ -21,7 +21,8 @@ namespace shaped {
 ///
 /// Shapes: unchanged; each slice along `Dim` sums to 1. Element type: float or double. A slice that is
 /// all `-inf` (a fully masked row) gives NaN, as in PyTorch.
-/// Errors: compile time, `Dim` outside `[-rank, rank - 1]`. Nothing is thrown.
+/// Errors: compile time, `Dim` outside `[-rank, rank - 1]`; a tensor with a `key<...>` axis (attention
+/// scores) normalised over any other axis. Nothing is thrown.
 /// Source: `torch.softmax(x, dim)`; `torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)` (listing 3.5).
 /// Example: `auto attn_weights = shaped::softmax<-1>(attn_scores);`
 template <int Dim, class Value, class Layout, Axis... Axes>
@@ -33,6 +34,10 @@ auto softmax(const basic_tensor<Value, Layout, Axes...>& x) {
                   "shaped::softmax<Dim>(x): dimension out of range; a tensor of rank n takes dimensions -n to n-1");
     if constexpr (ok) {
         constexpr std::size_t d = detail::wrap_dim(Dim, n);
+        constexpr bool over_keys = !(detail::is_key<Axes> || ...) || detail::is_key<detail::axis_at_t<d, Axes...>>;
+        static_assert(diag::expect<over_keys, diag::dims<Dim>, detail::described<diag::tensor_axes, Axes...>>,
+                      "shaped::softmax<Dim>(scores): attention weights are normalised over the keys; take the "
+                      "softmax over the key<...> axis (dim=-1 of the scores), not over the queries");
         const auto& s = x.storage();
         // Each reduction is evaluated before it is broadcast: xtensor 0.24 broadcasts an unevaluated
         // keep_dims reducer wrongly inside a larger expression.

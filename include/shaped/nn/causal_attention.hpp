@@ -1,0 +1,73 @@
+#ifndef SHAPED_NN_CAUSAL_ATTENTION_HPP
+#define SHAPED_NN_CAUSAL_ATTENTION_HPP
+
+/// \file
+/// `nn::causal_attention`: one head of causal self-attention with dropout, as the book's listing 3.3.
+
+#include <limits>
+
+#include "../tensor.hpp"
+#include "../torch/generator.hpp"
+#include "dropout.hpp"
+#include "linear.hpp"
+#include "self_attention.hpp"
+
+namespace shaped::nn {
+
+/// Causal self-attention: each token attends to itself and the tokens before it.
+///
+/// Shapes: the call maps `(batch, num_tokens, DIn)` to `(batch, num_tokens, DOut)`, `num_tokens` at most
+/// `ContextLength`; the mask buffer is `(ContextLength, ContextLength)`; scores and weights are
+/// `(batch, num_tokens, key<num_tokens>)`. Element type: float.
+/// Errors: compile time, an input that is not 3-d, whose last axis is not `DIn`, or with more tokens than
+/// `ContextLength` (named by `slice`). Thrown: `std::invalid_argument` for a dropout outside [0, 1].
+/// Source: the book's `CausalAttention` (listing 3.3): W_query, W_key, W_value (`qkv_bias`), then the
+/// dropout, then `mask = triu(ones(context_length, context_length), diagonal=1)`; forward masks with
+/// `-inf`, scales by `1/sqrt(keys.shape[-1])`, softmax over the keys, dropout on the weights.
+/// Like an `nn.Module`, a new module is in training mode (dropout active when its p > 0): call `eval()`.
+/// Example: `torch::manual_seed(123); shaped::nn::causal_attention<d_in, d_out, context_length> ca(0.0);`
+template <Axis DIn, Axis DOut, Axis ContextLength>
+class causal_attention {
+public:
+    using d_in = DIn;
+    using d_out = DOut;
+    using context_length = ContextLength;
+
+    linear<DIn, DOut> W_query, W_key, W_value;
+    nn::dropout dropout;
+    tensor<float, ContextLength, ContextLength> mask;
+
+    explicit causal_attention(double dropout_p, bool qkv_bias = false, torch::generator& gen = torch::default_generator())
+        : W_query(gen, qkv_bias),
+          W_key(gen, qkv_bias),
+          W_value(gen, qkv_bias),
+          dropout(dropout_p),
+          mask(triu<1>(ones<ContextLength, ContextLength>())) {}
+
+    void train(bool mode = true) noexcept { dropout.train(mode); }
+    void eval() noexcept { dropout.eval(); }
+
+    template <class Layout, Axis... X>
+    auto operator()(const basic_tensor<float, Layout, X...>& x) const {
+        detail::require_rank<3, X...>();
+        if constexpr (sizeof...(X) == 3) {
+            using batch = shaped::detail::axis_at_t<0, X...>;
+            using num_tokens = shaped::detail::axis_at_t<1, X...>;
+            auto keys = W_key(x).template rename<batch, key<num_tokens>, DOut>();
+            auto queries = W_query(x);
+            auto values = W_value(x).template rename<batch, key<num_tokens>, DOut>();
+
+            auto attn_scores = matmul(queries, keys.template transpose<1, 2>());  // (b, num_tokens, key<...>)
+            auto mask_bool = mask.template slice<num_tokens, key<num_tokens>>().template to<bool>();
+            auto masked = attn_scores.masked_fill(mask_bool, -std::numeric_limits<float>::infinity());
+            auto attn_weights = dropout(detail::scaled_softmax(masked, DOut::extent));
+            return matmul(attn_weights, values);
+        } else {
+            return diag::failed_shape_check{};
+        }
+    }
+};
+
+}  // namespace shaped::nn
+
+#endif

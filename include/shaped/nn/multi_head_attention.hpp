@@ -1,0 +1,86 @@
+#ifndef SHAPED_NN_MULTI_HEAD_ATTENTION_HPP
+#define SHAPED_NN_MULTI_HEAD_ATTENTION_HPP
+
+/// \file
+/// `nn::multi_head_attention`: the weight-split form of the book's listing 3.5.
+
+#include <limits>
+
+#include "../tensor.hpp"
+#include "../torch/generator.hpp"
+#include "dropout.hpp"
+#include "linear.hpp"
+#include "self_attention.hpp"
+
+namespace shaped::nn {
+
+/// Multi-head causal self-attention with one projection per role, split into heads by `view`.
+///
+/// Shapes: the call maps `(batch, num_tokens, DIn)` to `(batch, num_tokens, DOut)`, `num_tokens` at most
+/// `ContextLength`. Inside: `head_dim = DOut / NumHeads` (the nested axis `head_dim`), queries, keys and
+/// values are `(batch, NumHeads, num_tokens, head_dim)` (keys and values on `key<num_tokens>`), scores and
+/// weights `(batch, NumHeads, num_tokens, key<num_tokens>)`. Element type: float.
+/// Errors: compile time, `DOut` not divisible by `NumHeads` (the book's `assert d_out % num_heads == 0`),
+/// an input that is not 3-d, whose last axis is not `DIn`, or longer than `ContextLength`.
+/// Thrown: `std::invalid_argument` for a dropout outside [0, 1].
+/// Source: the book's `MultiHeadAttention` (listing 3.5): W_query, W_key, W_value (`qkv_bias`), out_proj
+/// (`DOut → DOut`, with bias), dropout, causal mask; forward `view(b, num_tokens, num_heads, head_dim)`,
+/// `transpose(1, 2)`, `queries @ keys.transpose(2, 3)`, mask, softmax of the scores over
+/// `sqrt(head_dim)`, dropout, `(attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens,
+/// d_out)`, out_proj. Like an `nn.Module`, a new module is in training mode: call `eval()`.
+/// Example: `torch::manual_seed(123); shaped::nn::multi_head_attention<d_in, d_out, context_length,
+/// num_heads> mha(0.0);`
+template <Axis DIn, Axis DOut, Axis ContextLength, Axis NumHeads>
+class multi_head_attention {
+public:
+    /// `self.head_dim = d_out // num_heads`.
+    struct head_dim : quotient<"head_dim", DOut, NumHeads> {};
+
+    linear<DIn, DOut> W_query, W_key, W_value;
+    linear<DOut, DOut> out_proj;
+    nn::dropout dropout;
+    tensor<float, ContextLength, ContextLength> mask;
+
+    explicit multi_head_attention(double dropout_p, bool qkv_bias = false,
+                                  torch::generator& gen = torch::default_generator())
+        : W_query(gen, qkv_bias),
+          W_key(gen, qkv_bias),
+          W_value(gen, qkv_bias),
+          out_proj(gen),
+          dropout(dropout_p),
+          mask(triu<1>(ones<ContextLength, ContextLength>())) {}
+
+    void train(bool mode = true) noexcept { dropout.train(mode); }
+    void eval() noexcept { dropout.eval(); }
+
+    template <class Layout, Axis... X>
+    auto operator()(const basic_tensor<float, Layout, X...>& x) const {
+        detail::require_rank<3, X...>();
+        if constexpr (sizeof...(X) == 3) {
+            using b = shaped::detail::axis_at_t<0, X...>;
+            using num_tokens = shaped::detail::axis_at_t<1, X...>;
+            using num_keys = key<num_tokens>;
+            auto keys = W_key(x).template view<b, num_tokens, NumHeads, head_dim>();
+            auto queries = W_query(x).template view<b, num_tokens, NumHeads, head_dim>();
+            auto values = W_value(x).template view<b, num_tokens, NumHeads, head_dim>();
+
+            auto k = keys.template transpose<1, 2>().template rename<b, NumHeads, num_keys, head_dim>();
+            auto q = queries.template transpose<1, 2>();
+            auto v = values.template transpose<1, 2>().template rename<b, NumHeads, num_keys, head_dim>();
+
+            auto attn_scores = matmul(q, k.template transpose<2, 3>());  // (b, num_heads, num_tokens, key<...>)
+            auto mask_bool = mask.template slice<num_tokens, num_keys>().template to<bool>();
+            auto masked = attn_scores.masked_fill(mask_bool, -std::numeric_limits<float>::infinity());
+            auto attn_weights = dropout(detail::scaled_softmax(masked, head_dim::extent));
+
+            auto context_vec = matmul(attn_weights, v).template transpose<1, 2>();
+            return out_proj(context_vec.contiguous().template view<b, num_tokens, DOut>());
+        } else {
+            return diag::failed_shape_check{};
+        }
+    }
+};
+
+}  // namespace shaped::nn
+
+#endif

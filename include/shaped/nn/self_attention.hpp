@@ -1,0 +1,104 @@
+#ifndef SHAPED_NN_SELF_ATTENTION_HPP
+#define SHAPED_NN_SELF_ATTENTION_HPP
+
+/// \file
+/// The book's self-attention without a mask: `self_attention_v1` (raw weight matrices) and
+/// `self_attention_v2` (three `nn::linear`).
+
+#include <cmath>
+#include <limits>
+
+#include "../tensor.hpp"
+#include "../torch/generator.hpp"
+#include "linear.hpp"
+
+namespace shaped::nn {
+
+namespace detail {
+// softmax(scores / sqrt(d), dim=-1): `keys.shape[-1]**0.5` is a Python float, the division is in `Value`.
+template <class Scores>
+auto scaled_softmax(const Scores& scores, std::size_t d) {
+    using value = typename Scores::value_type;
+    return shaped::softmax<-1>(scores / static_cast<value>(std::sqrt(static_cast<double>(d))));
+}
+
+template <std::size_t Rank, class... X>
+constexpr void require_rank() {
+    static_assert(diag::expect<sizeof...(X) == Rank, shaped::detail::described<diag::tensor_axes, X...>,
+                               diag::rank<Rank>>,
+                  "shaped::nn attention module: the input has the wrong number of axes (the book's modules take "
+                  "(num_tokens, d_in) for self_attention_v1/v2 and (batch, num_tokens, d_in) for the causal ones)");
+}
+}  // namespace detail
+
+/// Self-attention with the weights as plain matrices drawn with `torch.rand`.
+///
+/// Shapes: `W_query`, `W_key`, `W_value` are `(DIn, DOut)`; the call maps `(num_tokens, DIn)` to
+/// `(num_tokens, DOut)`. Inside, the keys and values take the axis `key<num_tokens>`, so the scores are
+/// `(num_tokens, key<num_tokens>)`. Element type: float.
+/// Errors: compile time, an input that is not 2-d or whose last axis is not `DIn` (named by `matmul`).
+/// Nothing is thrown.
+/// Source: the book's `SelfAttention_v1` (listing 3.1): weights `nn.Parameter(torch.rand(d_in, d_out))` in
+/// the order W_query, W_key, W_value; `softmax(queries @ keys.T / keys.shape[-1]**0.5, dim=-1) @ values`.
+/// Example: `torch::manual_seed(123); shaped::nn::self_attention_v1<d_in, d_out> sa_v1; auto y = sa_v1(inputs);`
+template <Axis DIn, Axis DOut>
+class self_attention_v1 {
+public:
+    tensor<float, DIn, DOut> W_query, W_key, W_value;
+
+    explicit self_attention_v1(torch::generator& gen = torch::default_generator())
+        : W_query(torch::rand<DIn, DOut>(gen)), W_key(torch::rand<DIn, DOut>(gen)), W_value(torch::rand<DIn, DOut>(gen)) {}
+
+    template <class Layout, Axis... X>
+    auto operator()(const basic_tensor<float, Layout, X...>& x) const {
+        detail::require_rank<2, X...>();
+        if constexpr (sizeof...(X) == 2) {
+            using tokens = shaped::detail::axis_at_t<0, X...>;
+            auto keys = matmul(x, W_key).template rename<key<tokens>, DOut>();
+            auto queries = matmul(x, W_query);
+            auto values = matmul(x, W_value).template rename<key<tokens>, DOut>();
+            auto attn_scores = matmul(queries, keys.T());  // (num_tokens, key<num_tokens>)
+            auto attn_weights = detail::scaled_softmax(attn_scores, DOut::extent);
+            return matmul(attn_weights, values);
+        } else {
+            return diag::failed_shape_check{};
+        }
+    }
+};
+
+/// Self-attention with three `nn::linear` projections.
+///
+/// Shapes: `W_query`, `W_key`, `W_value` are `linear<DIn, DOut>`; the call maps `(num_tokens, DIn)` to
+/// `(num_tokens, DOut)`; scores are `(num_tokens, key<num_tokens>)`. Element type: float.
+/// Errors: compile time, an input that is not 2-d or whose last axis is not `DIn`. Nothing is thrown.
+/// Source: the book's `SelfAttention_v2` (listing 3.2), `qkv_bias=False` by default; the layers are
+/// created in the order W_query, W_key, W_value.
+/// Example: `torch::manual_seed(789); shaped::nn::self_attention_v2<d_in, d_out> sa_v2; auto y = sa_v2(inputs);`
+template <Axis DIn, Axis DOut>
+class self_attention_v2 {
+public:
+    linear<DIn, DOut> W_query, W_key, W_value;
+
+    explicit self_attention_v2(bool qkv_bias = false, torch::generator& gen = torch::default_generator())
+        : W_query(gen, qkv_bias), W_key(gen, qkv_bias), W_value(gen, qkv_bias) {}
+
+    template <class Layout, Axis... X>
+    auto operator()(const basic_tensor<float, Layout, X...>& x) const {
+        detail::require_rank<2, X...>();
+        if constexpr (sizeof...(X) == 2) {
+            using tokens = shaped::detail::axis_at_t<0, X...>;
+            auto keys = W_key(x).template rename<key<tokens>, DOut>();
+            auto queries = W_query(x);
+            auto values = W_value(x).template rename<key<tokens>, DOut>();
+            auto attn_scores = matmul(queries, keys.T());
+            auto attn_weights = detail::scaled_softmax(attn_scores, DOut::extent);
+            return matmul(attn_weights, values);
+        } else {
+            return diag::failed_shape_check{};
+        }
+    }
+};
+
+}  // namespace shaped::nn
+
+#endif

@@ -1,0 +1,92 @@
+#ifndef SHAPED_OPS_REPEAT_HPP
+#define SHAPED_OPS_REPEAT_HPP
+
+/// \file
+/// `repeat_interleave` and `repeat` along one axis: the two ways of tiling a tensor into a merged axis,
+/// which name their factors in the order the elements come.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <utility>
+
+#include "../diagnostics.hpp"
+#include "../shape.hpp"
+#include "../tensor_fwd.hpp"
+
+namespace shaped {
+
+namespace detail {
+template <class Value, std::size_t D, class Merged, class Idx, class... Axes>
+struct replace_axis;
+template <class Value, std::size_t D, class Merged, std::size_t... I, class... Axes>
+struct replace_axis<Value, D, Merged, std::index_sequence<I...>, Axes...> {
+    using type = tensor<Value, std::conditional_t<I == D, Merged, axis_at_t<I, Axes...>>...>;
+};
+
+// out[o, i * n + r, :] = x[o, i, :] (interleave) or out[o, r * a + i, :] = x[o, i, :] (tile).
+template <bool Interleave, class Value>
+void tile(const Value* x, Value* out, std::size_t outer, std::size_t a, std::size_t n, std::size_t inner) {
+    for (std::size_t o = 0; o < outer; ++o)
+        for (std::size_t i = 0; i < a; ++i)
+            for (std::size_t r = 0; r < n; ++r) {
+                const std::size_t j = Interleave ? i * n + r : r * a + i;
+                std::copy_n(x + (o * a + i) * inner, inner, out + (o * a * n + j) * inner);
+            }
+}
+
+template <bool Interleave, Axis New, int Dim, class Value, class Layout, Axis... Axes>
+auto repeat_along(const basic_tensor<Value, Layout, Axes...>& x) {
+    constexpr std::size_t n = sizeof...(Axes);
+    constexpr bool ok = dim_in_range(Dim, n);
+    static_assert(diag::expect<ok, diag::dims<Dim>, described<diag::tensor_axes, Axes...>>,
+                  "shaped::repeat<New, Dim>(x) / repeat_interleave<New, Dim>(x): dimension out of range");
+    if constexpr (ok) {
+        constexpr std::size_t d = wrap_dim(Dim, n);
+        using a = axis_at_t<d, Axes...>;
+        using merged_t = std::conditional_t<Interleave, merged<a, New>, merged<New, a>>;
+        using result_t = typename replace_axis<Value, d, merged_t, std::make_index_sequence<n>, Axes...>::type;
+        constexpr std::size_t inner = [] {
+            std::size_t p = 1;
+            constexpr std::array<std::size_t, n> e{Axes::extent...};
+            for (std::size_t i = d + 1; i < n; ++i) p *= e[i];
+            return p;
+        }();
+        result_t out;
+        tile<Interleave>(x.storage().data(), out.storage().data(), numel_v<Axes...> / (a::extent * inner), a::extent,
+                         New::extent, inner);
+        return out;
+    } else {
+        return diag::failed_shape_check{};
+    }
+}
+}  // namespace detail
+
+/// Repeats each element `New::extent` times along `Dim`, consecutively: the axis `A` at `Dim` becomes
+/// `merged<A, New>` (A outer, the copies inner).
+///
+/// Shapes: `(..., A, ...)` to `(..., merged<A, New>, ...)`; contiguous. Errors: compile time, `Dim` out of
+/// range. Nothing is thrown.
+/// Source: `torch.repeat_interleave(x, repeats, dim)`; a per-batch mask made per head for
+/// `(batch * num_heads, ...)` scores.
+/// Example: `auto m = mask.repeat_interleave<num_heads, 0>();  // (merged<batch, num_heads>, q, k)`
+template <Axis New, int Dim, class Value, class Layout, Axis... Axes>
+auto repeat_interleave(const basic_tensor<Value, Layout, Axes...>& x) {
+    return detail::repeat_along<true, New, Dim>(x);
+}
+
+/// Tiles the whole axis `New::extent` times along `Dim`: the axis `A` at `Dim` becomes `merged<New, A>`
+/// (the copies outer, A inner).
+///
+/// Shapes: `(..., A, ...)` to `(..., merged<New, A>, ...)`; contiguous. Errors: compile time, `Dim` out of
+/// range. Nothing is thrown.
+/// Source: `torch.Tensor.repeat(*sizes)` with `New::extent` at `Dim` and 1 elsewhere.
+/// Example: `auto m = mask.repeat<num_heads, 0>();   // (merged<num_heads, batch>, q, k)`
+template <Axis New, int Dim, class Value, class Layout, Axis... Axes>
+auto repeat(const basic_tensor<Value, Layout, Axes...>& x) {
+    return detail::repeat_along<false, New, Dim>(x);
+}
+
+}  // namespace shaped
+
+#endif
