@@ -9,6 +9,7 @@
 #include "diagnostics.hpp"
 #include "nn/causal_attention.hpp"
 #include "nn/dropout.hpp"
+#include "nn/head_weights.hpp"
 #include "nn/linear.hpp"
 #include "nn/multi_head_attention.hpp"
 #include "nn/multi_head_attention_wrapper.hpp"

@@ -6,21 +6,25 @@ Run from anywhere with the Python that has torch (Debian: /usr/bin/python3, pack
 It rewrites, next to this script:
   - seed/<name>.out: what each seed program in seed/ prints, run with autograd off (so that no
     `grad_fn=` is printed; the random stream and the numbers are unchanged);
-  - ops_goldens.hpp: inputs' random bits, nn.Linear parameters and op results, as exact float literals.
+  - book/<name>.out: likewise for the book's chapter 3 modules (book/chapter3.py);
+  - ops_goldens.hpp: inputs' random bits, nn.Linear parameters and op results, as exact float literals;
+  - book/modules/*.f32: outputs of the book's modules at larger sizes, raw little-endian float32,
+    listed with their configurations in book/modules/index.txt.
 The tests never run PyTorch: they read the committed outputs of this script.
 """
 import contextlib
 import io
 import math
 import pathlib
+import runpy
 
 import torch
 
 HERE = pathlib.Path(__file__).resolve().parent
 
 
-def run_seed_programs():
-    for program in sorted((HERE / "seed").glob("*.py")):
+def run_programs():
+    for program in sorted((HERE / "seed").glob("*.py")) + sorted((HERE / "book").glob("*.py")):
         out = io.StringIO()
         with contextlib.redirect_stdout(out), torch.no_grad():
             exec(compile(program.read_text(), str(program.name), "exec"), {"__name__": "__main__"})
@@ -112,6 +116,17 @@ def make_ops(h):
         h.tensor("split_3_part1", parts[1], "x.split(2, dim=-1)[1]")
         h.tensor("cat_3_reversed", torch.cat([parts[2], parts[0], parts[1]], dim=-1), "torch.cat([p2, p0, p1], dim=-1)")
 
+        # Tiling for per-head masks: repeat_interleave (each block twice in a row) and repeat (all, twice).
+        torch.manual_seed(13)
+        x = torch.rand(2, 3, 4)
+        h.tensor("repeat_interleave_13", x.repeat_interleave(2, dim=0), "torch.manual_seed(13); x = rand(2,3,4); x.repeat_interleave(2, dim=0)")
+        h.tensor("repeat_13", x.repeat(2, 1, 1), "x.repeat(2, 1, 1)")
+        h.tensor("repeat_interleave_13_mid", x.repeat_interleave(3, dim=1), "x.repeat_interleave(3, dim=1)")
+        # A padding mask over the key axis, broadcast over the queries with a size-1 axis.
+        pad = torch.tensor([[False, False, True, True], [False, True, True, True]])
+        h.tensor("padding_13", torch.softmax(torch.rand(2, 4, 4).masked_fill(pad[:, None, :], -torch.inf), dim=-1),
+                 "pad = [[F,F,T,T],[F,T,T,T]]; softmax(rand(2,4,4).masked_fill(pad[:, None, :], -inf), -1)")
+
         # The seed's corrected programs, full precision (both print the same context_vec_Final).
         torch.manual_seed(1223)
         out_proj = torch.nn.Linear(6, 6)
@@ -120,11 +135,51 @@ def make_ops(h):
         h.tensor("seed_corrected_final", out_proj(torch.cat(heads, dim=-1)), "seed/simple_corrected.py: context_vec_Final")
 
 
+# (module, seed, batch, num_tokens, d_in, d_out, context_length, num_heads, qkv_bias, dropout, training)
+MODULE_CONFIGS = [
+    ("mha", 1, 2, 64, 64, 48, 64, 4, False, 0.0, False),
+    ("mha", 2, 3, 17, 64, 48, 64, 6, True, 0.0, False),
+    ("mha", 3, 4, 8, 64, 48, 32, 6, False, 0.0, False),
+    ("mha", 4, 2, 40, 64, 48, 64, 4, True, 0.1, True),
+    ("causal", 5, 3, 33, 64, 48, 64, 1, True, 0.0, False),
+    ("causal", 6, 2, 64, 64, 48, 64, 1, False, 0.2, True),
+    ("wrapper", 7, 2, 64, 64, 12, 64, 4, False, 0.0, False),
+    ("wrapper", 8, 3, 20, 64, 8, 32, 6, True, 0.0, False),
+]
+
+
+def make_modules():
+    """Each configuration: seed, create the module, then draw x = rand(batch, num_tokens, d_in); output."""
+    book = runpy.run_path(str(HERE / "book" / "chapter3.py"))
+    out_dir = HERE / "book" / "modules"
+    out_dir.mkdir(exist_ok=True)
+    index = []
+    for (kind, seed, b, t, d_in, d_out, ctx, heads, bias, p, training) in MODULE_CONFIGS:
+        torch.manual_seed(seed)
+        if kind == "mha":
+            m = book["MultiHeadAttention"](d_in, d_out, ctx, p, heads, qkv_bias=bias)
+        elif kind == "causal":
+            m = book["CausalAttention"](d_in, d_out, ctx, p, qkv_bias=bias)
+        else:
+            m = book["MultiHeadAttentionWrapper"](d_in, d_out, ctx, p, heads, qkv_bias=bias)
+        m.train(training)
+        x = torch.rand(b, t, d_in)
+        with torch.no_grad():
+            y = m(x).contiguous()
+        name = f"{kind}_{seed}.f32"
+        (out_dir / name).write_bytes(y.numpy().astype("<f4").tobytes())
+        index.append(f"{name} {kind} seed={seed} batch={b} num_tokens={t} d_in={d_in} d_out={d_out} "
+                     f"context_length={ctx} num_heads={heads} qkv_bias={bias} dropout={p} training={training} "
+                     f"shape={tuple(y.shape)}")
+    (out_dir / "index.txt").write_text("\n".join(index) + "\n")
+
+
 def main():
-    run_seed_programs()
+    run_programs()
     h = Header()
     make_ops(h)
     (HERE / "ops_goldens.hpp").write_text(h.text())
+    make_modules()
 
 
 if __name__ == "__main__":

@@ -197,3 +197,29 @@ TEST_CASE("tensors of different element types: comparisons convert, arithmetic a
     auto sum = xd + x.to<double>();
     CHECK(sum(1, 2) == 2.0 * static_cast<double>(x(1, 2)));
 }
+
+TEST_CASE("repeat_interleave and repeat tile as PyTorch does, and name the order") {
+    shaped::torch::manual_seed(13);
+    auto x = shaped::torch::rand<two, three, four>();
+    auto interleaved = x.repeat_interleave<two, 0>();
+    static_assert(std::is_same_v<decltype(interleaved), shaped::tensor<float, shaped::merged<two, two>, three, four>>);
+    test::check_exact(interleaved, golden::repeat_interleave_13);
+    test::check_exact(x.repeat<two, 0>(), golden::repeat_13);
+    auto mid = x.repeat_interleave<three, 1>();
+    static_assert(std::is_same_v<decltype(mid), shaped::tensor<float, two, shaped::merged<three, three>, four>>);
+    test::check_exact(mid, golden::repeat_interleave_13_mid);
+}
+
+TEST_CASE("a padding mask on the key axis broadcasts over the queries through unsqueeze") {
+    struct num_tokens : shaped::axis<"num_tokens", 4> {};
+    using num_keys = shaped::key<num_tokens>;
+    shaped::tensor<bool, two, num_keys> pad{{false, false, true, true}, {false, true, true, true}};
+    shaped::torch::manual_seed(13);
+    (void)shaped::torch::rand<two, three, four>();  // the golden script drew x first
+    auto scores = shaped::torch::rand<two, num_tokens, num_keys>();
+    auto per_query = pad.unsqueeze<1>();
+    static_assert(std::is_same_v<decltype(per_query), shaped::tensor<bool, two, shaped::one, num_keys>>);
+    auto weights = shaped::softmax<-1>(scores.masked_fill(per_query, -std::numeric_limits<float>::infinity()));
+    CHECK(test::max_abs_diff(weights, golden::padding_13) <= arithmetic_tolerance);
+    CHECK(weights(1, 3, 1) == 0.0f);
+}

@@ -115,7 +115,8 @@ auto slice(const basic_tensor<Value, Layout, Axes...>& x) {
 ///
 /// Shapes: `mask`'s axes, aligned from the right with `x`'s, must be the same axes; the result has
 /// `x`'s axes (contiguous). Element type: `mask` may be bool or numeric (PyTorch wants `mask.bool()`).
-/// Errors: compile time, a mask axis that is not the aligned axis of `x`, or a mask of higher rank.
+/// Errors: compile time, a mask axis that is not the aligned axis of `x` (or `shaped::one`), a mask of
+/// higher rank, or, on attention scores (a tensor with a `key<...>` axis), a mask without the key axis.
 /// Nothing is thrown.
 /// Source: `torch.Tensor.masked_fill(mask, value)`; `attn_scores.masked_fill_(mask_bool, -torch.inf)`
 /// (listing 3.3).
@@ -128,7 +129,13 @@ auto masked_fill(const basic_tensor<Value, LX, X...>& x, const basic_tensor<M, L
         diag::expect<ok, detail::described<diag::tensor_axes, X...>, detail::described<diag::mask_axes, MA...>>,
         "shaped::masked_fill(x, mask, value): mask's axes, aligned from the right, must be the same axes "
         "as x's (slice the mask to the tokens: mask.slice<num_tokens, num_tokens>())");
-    if constexpr (ok) {
+    constexpr bool keys_ok = !(detail::is_key<X> || ...) || (detail::is_key<MA> || ...);
+    static_assert(diag::expect<!ok || keys_ok, detail::described<diag::tensor_axes, X...>,
+                               detail::described<diag::mask_axes, MA...>>,
+                  "shaped::masked_fill(scores, mask, value): a mask on attention scores must lie along the key<...> "
+                  "axis; a mask without it blanks whole query rows (softmax then gives NaN): unsqueeze the padding "
+                  "mask so that its token axis is key<num_tokens>");
+    if constexpr (ok && keys_ok) {
         typename tensor<Value, X...>::storage_type out = xt::where(xt::cast<bool>(mask.storage()), value, x.storage());
         return tensor<Value, X...>(std::move(out));
     } else {

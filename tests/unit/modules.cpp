@@ -1,0 +1,156 @@
+// The book's attention modules against PyTorch 1.13 at larger sizes (tests/golden/book/modules/, made by
+// make_goldens.py from tests/golden/book/chapter3.py): eval and training mode, qkv_bias on and off.
+// Tolerance: 1e-5 (float32 sums over 64-wide products, ordered differently by OpenBLAS and PyTorch).
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "check.hpp"
+
+#ifndef SHAPED_GOLDEN_DIR
+#error "SHAPED_GOLDEN_DIR must name tests/golden (set by tests/meson.build)"
+#endif
+
+namespace {
+
+constexpr double tolerance = 1e-5;
+
+template <class T>
+T load(const std::string& name) {
+    std::ifstream in(std::string(SHAPED_GOLDEN_DIR) + "/book/modules/" + name, std::ios::binary);
+    REQUIRE_MESSAGE(in.good(), "cannot open golden ", name);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<float> values(bytes.size() / sizeof(float));
+    std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
+    return T::from_buffer(values);  // throws shaped::shape_error if the file has another size
+}
+
+struct d_in : shaped::axis<"d_in", 64> {};
+struct d_out : shaped::axis<"d_out", 48> {};
+
+// Seed, create the module, draw x = rand(batch, num_tokens, d_in), run it: as make_goldens.py does.
+template <class Module, class Batch, class Tokens, class... Args>
+auto run(std::uint64_t seed, bool training, Args... args) {
+    shaped::torch::manual_seed(seed);
+    Module m(args...);
+    m.train(training);
+    auto x = shaped::torch::rand<Batch, Tokens, d_in>();
+    return m(x);
+}
+
+}  // namespace
+
+TEST_CASE("multi_head_attention equals the book's MultiHeadAttention") {
+    SUBCASE("batch 2, 64 tokens, 4 heads, no qkv_bias") {
+        struct batch : shaped::axis<"batch", 2> {};
+        struct num_tokens : shaped::axis<"num_tokens", 64> {};
+        struct context_length : shaped::axis<"context_length", 64> {};
+        struct num_heads : shaped::axis<"num_heads", 4> {};
+        using mha = shaped::nn::multi_head_attention<d_in, d_out, context_length, num_heads>;
+        auto y = run<mha, batch, num_tokens>(1, false, 0.0, false);
+        CHECK(shaped::max_abs_diff(y, load<decltype(y)>("mha_1.f32")) <= tolerance);
+    }
+    SUBCASE("batch 3, 17 tokens, 6 heads, qkv_bias") {
+        struct batch : shaped::axis<"batch", 3> {};
+        struct num_tokens : shaped::axis<"num_tokens", 17> {};
+        struct context_length : shaped::axis<"context_length", 64> {};
+        struct num_heads : shaped::axis<"num_heads", 6> {};
+        using mha = shaped::nn::multi_head_attention<d_in, d_out, context_length, num_heads>;
+        auto y = run<mha, batch, num_tokens>(2, false, 0.0, true);
+        CHECK(shaped::max_abs_diff(y, load<decltype(y)>("mha_2.f32")) <= tolerance);
+    }
+    SUBCASE("batch 4, 8 tokens of a 32-token context, 6 heads") {
+        struct batch : shaped::axis<"batch", 4> {};
+        struct num_tokens : shaped::axis<"num_tokens", 8> {};
+        struct context_length : shaped::axis<"context_length", 32> {};
+        struct num_heads : shaped::axis<"num_heads", 6> {};
+        using mha = shaped::nn::multi_head_attention<d_in, d_out, context_length, num_heads>;
+        auto y = run<mha, batch, num_tokens>(3, false, 0.0, false);
+        CHECK(shaped::max_abs_diff(y, load<decltype(y)>("mha_3.f32")) <= tolerance);
+    }
+    SUBCASE("training mode, dropout 0.1: PyTorch's dropout mask") {
+        struct batch : shaped::axis<"batch", 2> {};
+        struct num_tokens : shaped::axis<"num_tokens", 40> {};
+        struct context_length : shaped::axis<"context_length", 64> {};
+        struct num_heads : shaped::axis<"num_heads", 4> {};
+        using mha = shaped::nn::multi_head_attention<d_in, d_out, context_length, num_heads>;
+        auto y = run<mha, batch, num_tokens>(4, true, 0.1, true);
+        CHECK(shaped::max_abs_diff(y, load<decltype(y)>("mha_4.f32")) <= tolerance);
+        // In evaluation mode the same module gives other numbers: dropout was active.
+        auto y_eval = run<mha, batch, num_tokens>(4, false, 0.1, true);
+        CHECK(shaped::max_abs_diff(y, y_eval) > 1e-3);
+    }
+}
+
+TEST_CASE("causal_attention equals the book's CausalAttention") {
+    SUBCASE("batch 3, 33 tokens, qkv_bias") {
+        struct batch : shaped::axis<"batch", 3> {};
+        struct num_tokens : shaped::axis<"num_tokens", 33> {};
+        struct context_length : shaped::axis<"context_length", 64> {};
+        using ca = shaped::nn::causal_attention<d_in, d_out, context_length>;
+        auto y = run<ca, batch, num_tokens>(5, false, 0.0, true);
+        CHECK(shaped::max_abs_diff(y, load<decltype(y)>("causal_5.f32")) <= tolerance);
+    }
+    SUBCASE("training mode, dropout 0.2") {
+        struct batch : shaped::axis<"batch", 2> {};
+        struct num_tokens : shaped::axis<"num_tokens", 64> {};
+        struct context_length : shaped::axis<"context_length", 64> {};
+        using ca = shaped::nn::causal_attention<d_in, d_out, context_length>;
+        auto y = run<ca, batch, num_tokens>(6, true, 0.2, false);
+        CHECK(shaped::max_abs_diff(y, load<decltype(y)>("causal_6.f32")) <= tolerance);
+    }
+}
+
+TEST_CASE("multi_head_attention_wrapper equals the book's MultiHeadAttentionWrapper") {
+    SUBCASE("4 heads of 12") {
+        struct batch : shaped::axis<"batch", 2> {};
+        struct num_tokens : shaped::axis<"num_tokens", 64> {};
+        struct context_length : shaped::axis<"context_length", 64> {};
+        struct num_heads : shaped::axis<"num_heads", 4> {};
+        struct head_out : shaped::axis<"head_out", 12> {};
+        using w = shaped::nn::multi_head_attention_wrapper<d_in, head_out, context_length, num_heads>;
+        auto y = run<w, batch, num_tokens>(7, false, 0.0, false);
+        static_assert(std::is_same_v<decltype(y), shaped::tensor<float, batch, num_tokens,
+                                                                  shaped::concat<head_out, head_out, head_out, head_out>>>);
+        CHECK(shaped::max_abs_diff(y, load<decltype(y)>("wrapper_7.f32")) <= tolerance);
+    }
+    SUBCASE("6 heads of 8, qkv_bias") {
+        struct batch : shaped::axis<"batch", 3> {};
+        struct num_tokens : shaped::axis<"num_tokens", 20> {};
+        struct context_length : shaped::axis<"context_length", 32> {};
+        struct num_heads : shaped::axis<"num_heads", 6> {};
+        struct head_out : shaped::axis<"head_out", 8> {};
+        using w = shaped::nn::multi_head_attention_wrapper<d_in, head_out, context_length, num_heads>;
+        auto y = run<w, batch, num_tokens>(8, false, 0.0, true);
+        CHECK(shaped::max_abs_diff(y, load<decltype(y)>("wrapper_8.f32")) <= tolerance);
+    }
+}
+
+TEST_CASE("the wrapper with head_dim-wide heads and out_proj is multi_head_attention, both ways") {
+    struct batch : shaped::axis<"batch", 3> {};
+    struct num_tokens : shaped::axis<"num_tokens", 10> {};
+    struct context_length : shaped::axis<"context_length", 16> {};
+    struct num_heads : shaped::axis<"num_heads", 6> {};
+    for (bool qkv_bias : {false, true}) {
+        INFO("qkv_bias ", qkv_bias);
+        shaped::torch::manual_seed(11);
+        shaped::nn::multi_head_attention<d_in, d_out, context_length, num_heads> mha(0.0, qkv_bias);
+        mha.eval();
+        auto x = shaped::torch::rand<batch, num_tokens, d_in>();
+
+        auto heads = shaped::nn::split_heads(mha);
+        const auto y = mha(x);
+        CHECK(shaped::max_abs_diff(heads(x), y) <= 1e-6);
+
+        // The other way: perturb one head, join, and the weight-split form follows.
+        heads.wrapper.heads[2].W_value.weight(1, 3) += 0.5f;
+        auto joined = shaped::nn::join_heads(heads);
+        const auto y2 = joined(x);
+        CHECK(shaped::max_abs_diff(y2, heads(x)) <= 1e-6);
+        CHECK(shaped::max_abs_diff(y2, y) > 1e-4);
+        CHECK(joined.W_value.weight(2 * 8 + 1, 3) == heads.wrapper.heads[2].W_value.weight(1, 3));
+    }
+}
