@@ -77,6 +77,7 @@ context_t alternative_corrected() {
 // [alternative]
 
 int main() {
+    // [compare]
     const context_t simple = simple_corrected();
     const context_t alternative = alternative_corrected();
 
@@ -88,4 +89,5 @@ int main() {
     const double vs_pytorch = shaped::max_abs_diff(simple, pytorch);
     std::cerr << "max |simple - alternative| = " << forms << "; max |simple - PyTorch| = " << vs_pytorch << "\n";
     return forms <= 1e-6 && vs_pytorch <= 1e-6 ? EXIT_SUCCESS : EXIT_FAILURE;
+    // [compare]
 }

@@ -27,7 +27,7 @@ def run_programs():
     for program in sorted((HERE / "seed").glob("*.py")) + sorted((HERE / "book").glob("*.py")):
         out = io.StringIO()
         with contextlib.redirect_stdout(out), torch.no_grad():
-            exec(compile(program.read_text(), str(program.name), "exec"), {"__name__": "__main__"})
+            exec(compile(program.read_text(), str(program.name), "exec"), {"__name__": "__main__", "__file__": str(program)})
         program.with_suffix(".out").write_text(out.getvalue())
 
 

@@ -128,7 +128,8 @@ auto masked_fill(const basic_tensor<Value, LX, X...>& x, const basic_tensor<M, L
     static_assert(
         diag::expect<ok, detail::described<diag::tensor_axes, X...>, detail::described<diag::mask_axes, MA...>>,
         "shaped::masked_fill(x, mask, value): mask's axes, aligned from the right, must be the same axes "
-        "as x's (slice the mask to the tokens: mask.slice<num_tokens, num_tokens>())");
+        "as x's or shaped::one; slice a causal mask to the tokens (mask.slice<num_tokens, key<num_tokens>>()), "
+        "unsqueeze it over axes it lacks, tile it in the order of x's merged axes");
     constexpr bool keys_ok = !(detail::is_key<X> || ...) || (detail::is_key<MA> || ...);
     static_assert(diag::expect<!ok || keys_ok, detail::described<diag::tensor_axes, X...>,
                                detail::described<diag::mask_axes, MA...>>,

@@ -30,7 +30,7 @@ auto softmax(const basic_tensor<Value, Layout, Axes...>& x) {
     static_assert(std::is_floating_point_v<Value>, "shaped::softmax<Dim>(x): elements must be float or double");
     constexpr std::size_t n = sizeof...(Axes);
     constexpr bool ok = detail::dim_in_range(Dim, n) && std::is_floating_point_v<Value>;
-    static_assert(diag::expect<ok, diag::dims<Dim>, detail::described<diag::tensor_axes, Axes...>>,
+    static_assert(diag::expect<detail::dim_in_range(Dim, n), diag::dims<Dim>, detail::described<diag::tensor_axes, Axes...>>,
                   "shaped::softmax<Dim>(x): dimension out of range; a tensor of rank n takes dimensions -n to n-1");
     if constexpr (ok) {
         constexpr std::size_t d = detail::wrap_dim(Dim, n);
