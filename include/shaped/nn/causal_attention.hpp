@@ -49,8 +49,7 @@ public:
 
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x) const {
-        detail::require_rank<3, X...>();
-        if constexpr (sizeof...(X) == 3) {
+        if constexpr (detail::input_ok<3, DIn, ContextLength, X...>()) {
             using batch = shaped::detail::axis_at_t<0, X...>;
             using num_tokens = shaped::detail::axis_at_t<1, X...>;
             auto keys = W_key(x).template rename<batch, key<num_tokens>, DOut>();

@@ -41,11 +41,12 @@ public:
     double p() const noexcept { return p_; }
 
     /// Applies dropout, drawing from `gen` (the default generator unless given) in training mode.
+    /// (Takes `x` by value: an rvalue, such as the attention weights, passes through without a copy.)
     template <class Value, class Layout, Axis... Axes>
-    tensor<Value, Axes...> operator()(const basic_tensor<Value, Layout, Axes...>& x,
+    tensor<Value, Axes...> operator()(basic_tensor<Value, Layout, Axes...> x,
                                       torch::generator& gen = torch::default_generator()) const {
         static_assert(std::is_floating_point_v<Value>, "shaped::nn::dropout: elements must be float or double");
-        tensor<Value, Axes...> out(x.storage());
+        tensor<Value, Axes...> out(std::move(x).storage());
         if (!training_ || p_ == 0.0) return out;
         Value* y = out.storage().data();
         if (p_ == 1.0) {

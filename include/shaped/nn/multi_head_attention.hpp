@@ -32,6 +32,10 @@ namespace shaped::nn {
 /// num_heads> mha(0.0);`
 template <Axis DIn, Axis DOut, Axis ContextLength, Axis NumHeads>
 class multi_head_attention {
+    static_assert(diag::expect<DOut::extent % NumHeads::extent == 0, diag::dividend<diag::sized<DOut, DOut::extent>>,
+                               diag::divisor<diag::sized<NumHeads, NumHeads::extent>>>,
+                  "shaped::nn::multi_head_attention: d_out must be divisible by num_heads");
+
 public:
     /// `self.head_dim = d_out // num_heads`.
     struct head_dim : quotient<"head_dim", DOut, NumHeads> {};
@@ -55,8 +59,7 @@ public:
 
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x) const {
-        detail::require_rank<3, X...>();
-        if constexpr (sizeof...(X) == 3) {
+        if constexpr (DOut::extent % NumHeads::extent == 0 && detail::input_ok<3, DIn, ContextLength, X...>()) {
             using b = shaped::detail::axis_at_t<0, X...>;
             using num_tokens = shaped::detail::axis_at_t<1, X...>;
             using num_keys = key<num_tokens>;

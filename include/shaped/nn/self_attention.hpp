@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "../tensor.hpp"
 #include "../torch/generator.hpp"
@@ -22,12 +23,34 @@ auto scaled_softmax(const Scores& scores, std::size_t d) {
     return shaped::softmax<-1>(scores / static_cast<value>(std::sqrt(static_cast<double>(d))));
 }
 
-template <std::size_t Rank, class... X>
-constexpr void require_rank() {
-    static_assert(diag::expect<sizeof...(X) == Rank, shaped::detail::described<diag::tensor_axes, X...>,
-                               diag::rank<Rank>>,
+// Checks a module's input once, up front, so that a bad input gives one error and not one per step of
+// the forward pass: the rank, the last axis (d_in), and the number of tokens against context_length.
+template <std::size_t Rank, class DIn, class ContextLength, class... X>
+constexpr bool input_ok() {
+    constexpr bool rank_ok = sizeof...(X) == Rank;
+    static_assert(diag::expect<rank_ok, shaped::detail::described<diag::tensor_axes, X...>, diag::rank<Rank>>,
                   "shaped::nn attention module: the input has the wrong number of axes (the book's modules take "
                   "(num_tokens, d_in) for self_attention_v1/v2 and (batch, num_tokens, d_in) for the causal ones)");
+    if constexpr (rank_ok) {
+        using last = shaped::detail::axis_at_t<Rank - 1, X...>;
+        constexpr bool d_in_ok = same_axis_v<last, DIn>;
+        static_assert(diag::expect<d_in_ok, shaped::detail::described<diag::in_features, DIn>,
+                                   shaped::detail::described<diag::input_last, last>>,
+                      "shaped::nn attention module: the input's last axis must be the module's d_in axis");
+        if constexpr (d_in_ok && !std::is_void_v<ContextLength>) {
+            using tokens = shaped::detail::axis_at_t<Rank - 2, X...>;
+            constexpr bool fits = tokens::extent <= ContextLength::extent;
+            static_assert(diag::expect<fits, shaped::detail::described<diag::tensor_axes, X...>,
+                                       shaped::detail::described<diag::expected_axes, ContextLength>>,
+                          "shaped::nn attention module: more tokens than context_length; make context_length at "
+                          "least the number of tokens");
+            return fits;
+        } else {
+            return d_in_ok;
+        }
+    } else {
+        return false;
+    }
 }
 }  // namespace detail
 
@@ -51,8 +74,7 @@ public:
 
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x) const {
-        detail::require_rank<2, X...>();
-        if constexpr (sizeof...(X) == 2) {
+        if constexpr (detail::input_ok<2, DIn, void, X...>()) {
             using tokens = shaped::detail::axis_at_t<0, X...>;
             auto keys = matmul(x, W_key).template rename<key<tokens>, DOut>();
             auto queries = matmul(x, W_query);
@@ -84,8 +106,7 @@ public:
 
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x) const {
-        detail::require_rank<2, X...>();
-        if constexpr (sizeof...(X) == 2) {
+        if constexpr (detail::input_ok<2, DIn, void, X...>()) {
             using tokens = shaped::detail::axis_at_t<0, X...>;
             auto keys = W_key(x).template rename<key<tokens>, DOut>();
             auto queries = W_query(x);

@@ -129,16 +129,45 @@ auto masked_fill(const basic_tensor<Value, LX, X...>& x, const basic_tensor<M, L
         diag::expect<ok, detail::described<diag::tensor_axes, X...>, detail::described<diag::mask_axes, MA...>>,
         "shaped::masked_fill(x, mask, value): mask's axes, aligned from the right, must be the same axes "
         "as x's or shaped::one; slice a causal mask to the tokens (mask.slice<num_tokens, key<num_tokens>>()), "
-        "unsqueeze it over axes it lacks, tile it in the order of x's merged axes");
+        "rename a padding mask's token axis to key<num_tokens>, unsqueeze a mask over axes it lacks, tile it "
+        "in the order of x's merged axes");
     constexpr bool keys_ok = !(detail::is_key<X> || ...) || (detail::is_key<MA> || ...);
     static_assert(diag::expect<!ok || keys_ok, detail::described<diag::tensor_axes, X...>,
                                detail::described<diag::mask_axes, MA...>>,
                   "shaped::masked_fill(scores, mask, value): a mask on attention scores must lie along the key<...> "
-                  "axis; a mask without it blanks whole query rows (softmax then gives NaN): unsqueeze the padding "
-                  "mask so that its token axis is key<num_tokens>");
+                  "axis; a mask without it blanks whole query rows (softmax then gives NaN): rename the padding "
+                  "mask's token axis to key<num_tokens> and unsqueeze it over the queries");
     if constexpr (ok && keys_ok) {
-        typename tensor<Value, X...>::storage_type out = xt::where(xt::cast<bool>(mask.storage()), value, x.storage());
-        return tensor<Value, X...>(std::move(out));
+        // The mask's strides in x's index space: 0 along x's leading axes it lacks and along `one`.
+        constexpr std::size_t n = sizeof...(X), nm = sizeof...(MA);
+        constexpr std::array<std::size_t, n> extent{X::extent...};
+        constexpr auto mask_stride = [] {
+            constexpr std::array<std::size_t, nm + 1> me{MA::extent..., 1};
+            std::array<std::size_t, n> st{};
+            std::size_t s = 1;
+            for (std::size_t k = nm; k-- > 0;) {
+                st[n - nm + k] = me[k] == 1 ? 0 : s;
+                s *= me[k];
+            }
+            return st;
+        }();
+        tensor<Value, X...> out(x.storage());
+        Value* y = out.storage().data();
+        const M* m = mask.storage().data();
+        constexpr std::size_t run = extent[n - 1], step = mask_stride[n - 1];
+        std::array<std::size_t, n> index{};
+        std::size_t offset = 0;
+        for (std::size_t done = 0; done < out.numel; done += run, y += run) {
+            for (std::size_t j = 0; j < run; ++j)
+                if (m[offset + j * step]) y[j] = value;
+            for (std::size_t k = n - 1; k-- > 0;) {  // odometer over all but the last axis
+                offset += mask_stride[k];
+                if (++index[k] < extent[k]) break;
+                offset -= mask_stride[k] * extent[k];
+                index[k] = 0;
+            }
+        }
+        return out;
     } else {
         return diag::failed_shape_check{};
     }

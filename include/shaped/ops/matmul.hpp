@@ -104,7 +104,8 @@ auto matmul(const basic_tensor<Value, LayoutA, A...>& a, const basic_tensor<Valu
                                    detail::described<diag::rhs_second_to_last, b_inner>,
                                    detail::described<diag::lhs_axes, A...>, detail::described<diag::rhs_axes, B...>>,
                       "shaped::matmul(a, b): a's last axis and b's second-to-last axis must be the same axis; "
-                      "did you forget b.transpose<-2, -1>(), or transpose the wrong pair of axes?");
+                      "did you forget b.transpose<-2, -1>(), transpose the wrong pair of axes, or leave the values on "
+                      "num_tokens where the weights end on key<num_tokens> (rename them)?");
         if constexpr (inner_ok) {
             using a_batch = decltype(detail::sublist<0, A...>(std::make_index_sequence<na - 2>{}));
             using b_batch = decltype(detail::sublist<0, B...>(std::make_index_sequence<nb - 2>{}));

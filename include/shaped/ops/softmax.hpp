@@ -4,7 +4,12 @@
 /// \file
 /// `softmax` over one axis.
 
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstddef>
+#include <limits>
+#include <utility>
 #include <type_traits>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xreducer.hpp>
@@ -26,7 +31,7 @@ namespace shaped {
 /// Source: `torch.softmax(x, dim)`; `torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)` (listing 3.5).
 /// Example: `auto attn_weights = shaped::softmax<-1>(attn_scores);`
 template <int Dim, class Value, class Layout, Axis... Axes>
-auto softmax(const basic_tensor<Value, Layout, Axes...>& x) {
+auto softmax(basic_tensor<Value, Layout, Axes...> x) {
     static_assert(std::is_floating_point_v<Value>, "shaped::softmax<Dim>(x): elements must be float or double");
     constexpr std::size_t n = sizeof...(Axes);
     constexpr bool ok = detail::dim_in_range(Dim, n) && std::is_floating_point_v<Value>;
@@ -37,15 +42,31 @@ auto softmax(const basic_tensor<Value, Layout, Axes...>& x) {
         constexpr bool over_keys = !(detail::is_key<Axes> || ...) || detail::is_key<detail::axis_at_t<d, Axes...>>;
         static_assert(diag::expect<over_keys, diag::dims<Dim>, detail::described<diag::tensor_axes, Axes...>>,
                       "shaped::softmax<Dim>(scores): attention weights are normalised over the keys; take the "
-                      "softmax over the key<...> axis (dim=-1 of the scores), not over the queries");
-        const auto& s = x.storage();
-        // Each reduction is evaluated before it is broadcast: xtensor 0.24 broadcasts an unevaluated
-        // keep_dims reducer wrongly inside a larger expression.
-        const typename tensor<Value, Axes...>::storage_type max = xt::amax(s, {d}, xt::keep_dims);
-        typename tensor<Value, Axes...>::storage_type out = xt::exp(s - max);
-        const typename tensor<Value, Axes...>::storage_type sum = xt::sum(out, {d}, xt::keep_dims);
-        out /= sum;
-        return tensor<Value, Axes...>(std::move(out));
+                      "softmax over the key<...> axis (dim=-1 of the scores), not over the queries or the heads");
+        // Rows along `d` are visited in place as (outer, d, inner): max, exp(x - max) and its sum, then one
+        // division per element (PyTorch's order). Plain loops: xtensor's keep_dims reducers are several
+        // times slower here, and broadcast wrongly when left unevaluated (xtensor 0.24).
+        constexpr std::array<std::size_t, n> extent{Axes::extent...};
+        constexpr std::size_t len = extent[d];
+        constexpr std::size_t inner = [] {
+            constexpr std::array<std::size_t, n> e{Axes::extent...};
+            std::size_t p = 1;
+            for (std::size_t i = d + 1; i < n; ++i) p *= e[i];
+            return p;
+        }();
+        constexpr std::size_t outer = detail::numel_v<Axes...> / (len * inner);
+        tensor<Value, Axes...> result(std::move(x).storage());
+        Value* p = result.storage().data();
+        for (std::size_t o = 0; o < outer; ++o)
+            for (std::size_t i = 0; i < inner; ++i) {
+                Value* row = p + o * len * inner + i;
+                Value mx = -std::numeric_limits<Value>::infinity();
+                for (std::size_t j = 0; j < len; ++j) mx = std::max(mx, row[j * inner]);
+                Value sum = 0;
+                for (std::size_t j = 0; j < len; ++j) sum += (row[j * inner] = std::exp(row[j * inner] - mx));
+                for (std::size_t j = 0; j < len; ++j) row[j * inner] /= sum;
+            }
+        return result;
     } else {
         return diag::failed_shape_check{};
     }

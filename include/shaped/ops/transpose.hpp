@@ -4,6 +4,7 @@
 /// \file
 /// `transpose`, `permute`, `T` (reverse all axes) and `contiguous`.
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <utility>
@@ -17,14 +18,54 @@
 namespace shaped {
 
 namespace detail {
+// out = in with its axes reordered (out axis k is in axis perm[k]), both row-major. Walks the output in
+// order, moving the input offset by strides, and copies runs along the last output axis in a tight loop
+// (a general xtensor strided assignment is several times slower here).
+template <class Value, std::size_t N>
+void permute_copy(const Value* in, Value* out, const std::array<std::size_t, N>& extent,
+                  const std::array<std::size_t, N>& perm) {
+    if constexpr (N == 0) {
+        *out = *in;
+    } else {
+        std::array<std::size_t, N> in_stride{}, out_extent{}, stride{};
+        in_stride[N - 1] = 1;
+        for (std::size_t i = N - 1; i > 0; --i) in_stride[i - 1] = in_stride[i] * extent[i];
+        for (std::size_t k = 0; k < N; ++k) {
+            out_extent[k] = extent[perm[k]];
+            stride[k] = in_stride[perm[k]];
+        }
+        std::size_t total = 1;
+        for (auto e : extent) total *= e;
+        const std::size_t run = out_extent[N - 1], step = stride[N - 1];
+        std::array<std::size_t, N> index{};
+        std::size_t offset = 0;
+        for (std::size_t done = 0; done < total; done += run) {
+            const Value* src = in + offset;
+            if (step == 1)
+                std::copy_n(src, run, out);
+            else
+                for (std::size_t j = 0; j < run; ++j) out[j] = src[j * step];
+            out += run;
+            // Advance the output index over all but the last axis, carrying like an odometer.
+            for (std::size_t k = N - 1; k-- > 0;) {
+                offset += stride[k];
+                if (++index[k] < out_extent[k]) break;
+                offset -= stride[k] * out_extent[k];
+                index[k] = 0;
+            }
+        }
+    }
+}
+
 // Applies a permutation of the axes: result axis k is input axis perm[k].
 template <class Value, std::size_t N, std::array<std::size_t, N> Perm, class... Axes, std::size_t... K>
 auto permuted(const xt::xtensor<Value, N>& data, std::index_sequence<K...>) {
     using result = strided_tensor<Value, axis_at_t<Perm[K], Axes...>...>;
     // Materialised in the new order (one copy); the type still says "strided", so that view is refused
     // where PyTorch refuses it.
-    typename result::storage_type out = xt::transpose(data, {Perm[K]...});
-    return result(std::move(out));
+    result out;
+    permute_copy<Value, N>(data.data(), out.storage().data(), {Axes::extent...}, Perm);
+    return out;
 }
 
 template <std::size_t N, std::array<int, N> Dims>

@@ -84,7 +84,8 @@ auto reshape(const basic_tensor<Value, Layout, From...>& x) {
 /// The same elements with each axis renamed, one for one: the explicit rename that `view` never does.
 ///
 /// Shapes: `(From...)` to `(To...)`, the same rank and, axis for axis, the same extent.
-/// Errors: compile time, another rank or an extent that differs. Nothing is thrown.
+/// Errors: compile time, another rank or an extent that differs, or a target axis that `x` has at
+/// another position (a transpose written as a rename). Nothing is thrown.
 /// Source: `torch.Tensor.rename` (named tensors).
 /// Example: `auto keys_k = keys.rename<batch, num_tokens_k, d_out>();`
 template <Axis... To, class Value, class Layout, Axis... From>
@@ -99,7 +100,24 @@ auto rename(const basic_tensor<Value, Layout, From...>& x) {
         diag::expect<ok, detail::described<diag::from_axes, From...>, detail::described<diag::to_axes, To...>>,
         "shaped::rename<To...>(x): rename keeps the rank and every extent; give one new axis of the "
         "same extent for each axis");
-    if constexpr (ok)
+    constexpr bool moves = [] {
+        if constexpr (sizeof...(To) == sizeof...(From)) {
+            constexpr std::size_t n = sizeof...(From);
+            return []<std::size_t... I>(std::index_sequence<I...>) {
+                // Does target axis I name a source axis that stands at another place?
+                return ((detail::index_of<detail::axis_at_t<I, To...>, From...>() != I &&
+                         detail::index_of<detail::axis_at_t<I, To...>, From...>() != n) ||
+                        ...);
+            }(std::make_index_sequence<n>{});
+        } else {
+            return false;
+        }
+    }();
+    static_assert(diag::expect<!ok || !moves, detail::described<diag::from_axes, From...>,
+                               detail::described<diag::to_axes, To...>>,
+                  "shaped::rename<To...>(x): rename gives new names in place; it does not move axes, and a target "
+                  "axis that x has at another place means a transpose was meant (transpose<i, j>() first)");
+    if constexpr (ok && !moves)
         return basic_tensor<Value, Layout, To...>(x.storage());
     else
         return diag::failed_shape_check{};

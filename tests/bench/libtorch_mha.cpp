@@ -1,0 +1,72 @@
+// The book's MultiHeadAttention (listing 3.5) in LibTorch's C++ API, timed with Google Benchmark at the
+// sizes of mha_bench.cpp: PyTorch's own CPU kernels as the peer. Causal, eval mode, no autograd.
+#include <benchmark/benchmark.h>
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <limits>
+
+namespace {
+
+struct MultiHeadAttentionImpl : torch::nn::Module {
+    MultiHeadAttentionImpl(int64_t d_in, int64_t d_out, int64_t context_length, int64_t num_heads)
+        : d_out(d_out), num_heads(num_heads), head_dim(d_out / num_heads) {
+        W_query = register_module("W_query", torch::nn::Linear(torch::nn::LinearOptions(d_in, d_out).bias(false)));
+        W_key = register_module("W_key", torch::nn::Linear(torch::nn::LinearOptions(d_in, d_out).bias(false)));
+        W_value = register_module("W_value", torch::nn::Linear(torch::nn::LinearOptions(d_in, d_out).bias(false)));
+        out_proj = register_module("out_proj", torch::nn::Linear(d_out, d_out));
+        mask = register_buffer("mask", torch::triu(torch::ones({context_length, context_length}), 1));
+    }
+
+    torch::Tensor forward(const torch::Tensor& x) {
+        const auto b = x.size(0), num_tokens = x.size(1);
+        auto keys = W_key(x).view({b, num_tokens, num_heads, head_dim}).transpose(1, 2);
+        auto queries = W_query(x).view({b, num_tokens, num_heads, head_dim}).transpose(1, 2);
+        auto values = W_value(x).view({b, num_tokens, num_heads, head_dim}).transpose(1, 2);
+        auto attn_scores = torch::matmul(queries, keys.transpose(2, 3));
+        auto mask_bool = mask.to(torch::kBool).index({torch::indexing::Slice(0, num_tokens),
+                                                      torch::indexing::Slice(0, num_tokens)});
+        attn_scores.masked_fill_(mask_bool, -std::numeric_limits<float>::infinity());
+        auto attn_weights = torch::softmax(attn_scores / std::sqrt(static_cast<double>(head_dim)), -1);
+        auto context_vec = torch::matmul(attn_weights, values).transpose(1, 2);
+        return out_proj(context_vec.contiguous().view({b, num_tokens, d_out}));
+    }
+
+    int64_t d_out, num_heads, head_dim;
+    torch::nn::Linear W_query{nullptr}, W_key{nullptr}, W_value{nullptr}, out_proj{nullptr};
+    torch::Tensor mask;
+};
+TORCH_MODULE(MultiHeadAttention);
+
+void libtorch_mha(benchmark::State& state, int64_t b, int64_t t, int64_t d_in, int64_t d_out, int64_t heads) {
+    torch::set_num_threads(static_cast<int>(state.range(0)));
+    torch::NoGradGuard no_grad;
+    torch::manual_seed(123);
+    MultiHeadAttention mha(d_in, d_out, t, heads);
+    mha->eval();
+    auto x = torch::rand({b, t, d_in});
+    for (auto _ : state) {
+        auto y = mha->forward(x);
+        benchmark::DoNotOptimize(y.data_ptr<float>());
+    }
+    const double flops = 2.0 * (3.0 * b * t * d_in * d_out + 1.0 * b * t * d_out * d_out + 2.0 * b * t * t * d_out);
+    state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+#define SHAPED_LIBTORCH(NAME, B, T, DIN, DOUT, H)                                                       \
+    BENCHMARK_CAPTURE(libtorch_mha, NAME, B, T, DIN, DOUT, H)->Name("libtorch/" #NAME)->ArgName("threads") \
+        ->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+
+SHAPED_LIBTORCH(seed, 1, 2, 6, 6, 3)
+SHAPED_LIBTORCH(book, 2, 6, 3, 2, 2)
+SHAPED_LIBTORCH(gpt2_b1_t128, 1, 128, 768, 768, 12)
+SHAPED_LIBTORCH(gpt2_b1_t256, 1, 256, 768, 768, 12)
+SHAPED_LIBTORCH(gpt2_b1_t1024, 1, 1024, 768, 768, 12)
+SHAPED_LIBTORCH(gpt2_b8_t128, 8, 128, 768, 768, 12)
+SHAPED_LIBTORCH(gpt2_b8_t256, 8, 256, 768, 768, 12)
+SHAPED_LIBTORCH(gpt2_b8_t1024, 8, 1024, 768, 768, 12)
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,174 @@
+// Run time of multi-head attention's forward pass (causal, eval mode): shaped's two forms against the same
+// computation written by hand on xtensor + BLAS, and OpenBLAS sgemm at the projection sizes.
+// Google Benchmark; figures are printed, never asserted. GFLOP/s counts the five matrix products.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+#include <shaped/shaped.hpp>
+
+// OpenBLAS's thread control (its cblas.h would clash with the CBLAS declarations xtensor-blas brings).
+extern "C" void openblas_set_num_threads(int);
+
+namespace {
+
+template <std::size_t B, std::size_t T, std::size_t DIn, std::size_t DOut, std::size_t H>
+struct config {
+    struct batch : shaped::axis<"batch", B> {};
+    struct num_tokens : shaped::axis<"num_tokens", T> {};
+    struct d_in : shaped::axis<"d_in", DIn> {};
+    struct d_out : shaped::axis<"d_out", DOut> {};
+    struct num_heads : shaped::axis<"num_heads", H> {};
+    struct context_length : shaped::axis<"context_length", T> {};
+    using mha = shaped::nn::multi_head_attention<d_in, d_out, context_length, num_heads>;
+
+    // Q, K, V and out_proj projections, scores and context: 2·(3·B·T·DIn·DOut + B·T·DOut² + 2·B·H·T²·hd).
+    static constexpr double flops = 2.0 * (3.0 * B * T * DIn * DOut + 1.0 * B * T * DOut * DOut +
+                                           2.0 * B * H * T * T * (DOut / H));
+};
+
+void set_threads(const benchmark::State& state) { openblas_set_num_threads(static_cast<int>(state.range(0))); }
+
+void report(benchmark::State& state, double flops) {
+    state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// shaped, the view/transpose form: nn::multi_head_attention (the book's listing 3.5).
+template <class C>
+void shaped_view_form(benchmark::State& state) {
+    set_threads(state);
+    shaped::torch::manual_seed(123);
+    typename C::mha mha(0.0);
+    mha.eval();
+    auto x = shaped::torch::rand<typename C::batch, typename C::num_tokens, typename C::d_in>();
+    for (auto _ : state) {
+        auto y = mha(x);
+        benchmark::DoNotOptimize(y.storage().data());
+    }
+    report(state, C::flops);
+}
+
+// shaped, the loop-over-heads form: head_dim-wide heads, cat, out_proj (nn::split_heads of the same weights).
+template <class C>
+void shaped_loop_form(benchmark::State& state) {
+    set_threads(state);
+    shaped::torch::manual_seed(123);
+    typename C::mha mha(0.0);
+    auto heads = shaped::nn::split_heads(mha);
+    auto x = shaped::torch::rand<typename C::batch, typename C::num_tokens, typename C::d_in>();
+    for (auto _ : state) {
+        auto y = heads(x);
+        benchmark::DoNotOptimize(y.storage().data());
+    }
+    report(state, C::flops);
+}
+
+// The same forward pass written by hand on xtensor storage and BLAS, as without shaped's types:
+// heads are addressed in place through leading dimensions, masking and softmax run row by row.
+template <class C>
+void hand_written(benchmark::State& state) {
+    set_threads(state);
+    constexpr std::size_t B = C::batch::extent, T = C::num_tokens::extent, DIn = C::d_in::extent,
+                          D = C::d_out::extent, H = C::num_heads::extent, hd = D / H;
+    shaped::torch::manual_seed(123);
+    typename C::mha mha(0.0);  // the same weights
+    auto x_t = shaped::torch::rand<typename C::batch, typename C::num_tokens, typename C::d_in>();
+    const xt::xtensor<float, 3>& x = x_t.storage();
+    const float* wq = mha.W_query.weight.storage().data();
+    const float* wk = mha.W_key.weight.storage().data();
+    const float* wv = mha.W_value.weight.storage().data();
+    const float* wo = mha.out_proj.weight.storage().data();
+    const float* bo = mha.out_proj.bias.storage().data();
+    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    const int m = static_cast<int>(B * T);
+    auto forward = [&] {
+        xt::xtensor<float, 2> q({B * T, D}), k({B * T, D}), v({B * T, D}), ctx({B * T, D}), y({B * T, D});
+        xt::xtensor<float, 2> s({T, T});
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, D, DIn, 1.f, x.data(), DIn, wq, DIn, 0.f, q.data(), D);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, D, DIn, 1.f, x.data(), DIn, wk, DIn, 0.f, k.data(), D);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, D, DIn, 1.f, x.data(), DIn, wv, DIn, 0.f, v.data(), D);
+        for (std::size_t b = 0; b < B; ++b)
+            for (std::size_t h = 0; h < H; ++h) {
+                const std::size_t off = b * T * D + h * hd;
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hd, 1.f, q.data() + off, D, k.data() + off, D,
+                            0.f, s.data(), T);
+                for (std::size_t i = 0; i < T; ++i) {
+                    float* row = s.data() + i * T;
+                    float mx = -std::numeric_limits<float>::infinity();
+                    for (std::size_t j = 0; j <= i; ++j) mx = std::max(mx, row[j] * scale);
+                    float sum = 0;
+                    for (std::size_t j = 0; j <= i; ++j) sum += (row[j] = std::exp(row[j] * scale - mx));
+                    for (std::size_t j = 0; j <= i; ++j) row[j] /= sum;
+                    std::fill(row + i + 1, row + T, 0.f);
+                }
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hd, T, 1.f, s.data(), T, v.data() + off, D, 0.f,
+                            ctx.data() + off, D);
+            }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, D, D, 1.f, ctx.data(), D, wo, D, 0.f, y.data(), D);
+        for (std::size_t r = 0; r < B * T; ++r)
+            for (std::size_t c = 0; c < D; ++c) y.data()[r * D + c] += bo[c];
+        return y;
+    };
+    // The peers must compute the same thing: compare with shaped once, before timing.
+    mha.eval();
+    const auto reference = mha(x_t);
+    const auto once = forward();
+    double diff = 0;
+    for (std::size_t i = 0; i < once.size(); ++i)
+        diff = std::max(diff, static_cast<double>(std::abs(once.data()[i] - reference.storage().data()[i])));
+    if (diff > 1e-4) state.SkipWithError("the hand-written forward pass differs from shaped's");
+    for (auto _ : state) {
+        auto y = forward();
+        benchmark::DoNotOptimize(y.data());
+    }
+    report(state, C::flops);
+}
+
+// OpenBLAS sgemm at the projection size (B·T × DIn times DIn × DOut): the machine's practical rate.
+template <class C>
+void sgemm_projection(benchmark::State& state) {
+    set_threads(state);
+    constexpr std::size_t M = C::batch::extent * C::num_tokens::extent, K = C::d_in::extent, N = C::d_out::extent;
+    std::vector<float> a(M * K, 0.5f), w(N * K, 0.25f), c(M * N);
+    for (auto _ : state) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.f, a.data(), K, w.data(), K, 0.f, c.data(), N);
+        benchmark::DoNotOptimize(c.data());
+    }
+    report(state, 2.0 * M * N * K);
+}
+
+using seed = config<1, 2, 6, 6, 3>;        // the seed's sizes (d_in = d_out = 6, 3 heads)
+using book = config<2, 6, 3, 2, 2>;        // the book's MultiHeadAttention example
+using gpt2_b1_t128 = config<1, 128, 768, 768, 12>;
+using gpt2_b1_t256 = config<1, 256, 768, 768, 12>;
+using gpt2_b1_t1024 = config<1, 1024, 768, 768, 12>;
+using gpt2_b8_t128 = config<8, 128, 768, 768, 12>;
+using gpt2_b8_t256 = config<8, 256, 768, 768, 12>;
+using gpt2_b8_t1024 = config<8, 1024, 768, 768, 12>;
+
+#define SHAPED_BENCH_ALL(NAME)                                                                            \
+    BENCHMARK_TEMPLATE(shaped_view_form, NAME)->Name("shaped_view/" #NAME)->ArgName("threads")->Arg(1)->Arg(2) \
+        ->Unit(benchmark::kMillisecond);                                                                  \
+    BENCHMARK_TEMPLATE(shaped_loop_form, NAME)->Name("shaped_loop/" #NAME)->ArgName("threads")->Arg(1)->Arg(2) \
+        ->Unit(benchmark::kMillisecond);                                                                  \
+    BENCHMARK_TEMPLATE(hand_written, NAME)->Name("hand_written/" #NAME)->ArgName("threads")->Arg(1)->Arg(2)    \
+        ->Unit(benchmark::kMillisecond);                                                                  \
+    BENCHMARK_TEMPLATE(sgemm_projection, NAME)->Name("sgemm_projection/" #NAME)->ArgName("threads")->Arg(1)   \
+        ->Arg(2)->Unit(benchmark::kMillisecond);
+
+SHAPED_BENCH_ALL(seed)
+SHAPED_BENCH_ALL(book)
+SHAPED_BENCH_ALL(gpt2_b1_t128)
+SHAPED_BENCH_ALL(gpt2_b1_t256)
+SHAPED_BENCH_ALL(gpt2_b1_t1024)
+SHAPED_BENCH_ALL(gpt2_b8_t128)
+SHAPED_BENCH_ALL(gpt2_b8_t256)
+SHAPED_BENCH_ALL(gpt2_b8_t1024)
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Measures what shaped costs and writes docs/performance.md and docs/performance.png.
+
+Usage (after the README's build): python3 tests/bench/report.py build
+It runs, in one go on this machine:
+  1. the run-time benchmarks (build/tests/bench/mha_bench, and libtorch_bench when built): time per
+     forward pass, GFLOP/s, ratios in the same run;
+  2. peak memory of one forward pass at GPT-2 small, batch 8, 1024 tokens;
+  3. compile wall time and compiler peak memory for every example and unit-test file, with g++ and
+     clang++ at -O2, against plain xtensor twins (tests/bench/plain/) where there is one;
+  4. the length of the diagnostics of every compile-fail case.
+Figures are printed, never asserted: the machine is shared, so compare the ratios of one run.
+"""
+import json
+import os
+import pathlib
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CONFIGS = ["seed", "book", "gpt2_b1_t128", "gpt2_b1_t256", "gpt2_b1_t1024", "gpt2_b8_t128", "gpt2_b8_t256",
+           "gpt2_b8_t1024"]
+
+
+def run_measured(cmd, cwd=ROOT):
+    """Runs cmd; returns (wall seconds, peak RSS in MB of that process, completed output)."""
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return time.monotonic() - start, usage.ru_maxrss / 1024.0, out, proc.returncode
+
+
+def benchmarks(build):
+    results = {}
+    for exe in ["mha_bench", "libtorch_bench"]:
+        path = build / "tests" / "bench" / exe
+        if not path.exists():
+            continue
+        out = subprocess.run([str(path), "--benchmark_format=json", "--benchmark_min_time=0.3"],
+                             capture_output=True, text=True, check=True).stdout
+        for b in json.loads(out)["benchmarks"]:
+            impl, config, threads = re.match(r"(\w+)/(\w+)/threads:(\d+)", b["name"]).groups()
+            results[(impl, config, int(threads))] = (b["real_time"], b.get("GFLOP/s", 0.0))
+    return results
+
+
+def peak_memory(build):
+    rows = []
+    for exe, impl in [("mha_bench", "shaped_view"), ("mha_bench", "hand_written"), ("libtorch_bench", "libtorch")]:
+        path = build / "tests" / "bench" / exe
+        if not path.exists():
+            continue
+        _, rss, _, _ = run_measured([str(path), f"--benchmark_filter=^{impl}/gpt2_b8_t1024/threads:1$",
+                                     "--benchmark_min_time=0"])
+        rows.append((impl, rss))
+    return rows
+
+
+def compile_times():
+    flags = ["-std=c++20", "-O2", "-Iinclude", "-Itests", "-c", "-o", "/dev/null"]
+    twins = {"examples/seed_alternative.cpp": "tests/bench/plain/seed_alternative.cpp",
+             "examples/book/gpt2_small.cpp": "tests/bench/plain/gpt2_small.cpp"}
+    units = sorted(str(p.relative_to(ROOT)) for p in list((ROOT / "examples").rglob("*.cpp"))
+                   + list((ROOT / "tests" / "unit").glob("*.cpp")))
+    rows = []
+    for unit in units:
+        for cxx in ["g++", "clang++"]:
+            extra = ['-DSHAPED_GOLDEN_DIR="' + str(ROOT / "tests" / "golden") + '"'] if "tests/unit" in unit else []
+            wall, rss, out, rc = run_measured([cxx, *flags, *extra, unit])
+            twin = twins.get(unit)
+            twin_wall = twin_rss = None
+            if twin:
+                twin_wall, twin_rss, _, _ = run_measured([cxx, *flags, twin])
+            rows.append((unit, cxx, wall, rss, twin_wall, twin_rss, rc))
+    return rows
+
+
+def diagnostics():
+    rows = []
+    for case in sorted((ROOT / "tests" / "compile_fail").glob("[0-9]*.cpp")):
+        for cxx in ["g++", "clang++"]:
+            out = subprocess.run([cxx, "-std=c++20", "-fsyntax-only", "-DSHAPE_BUG", "-Iinclude", "-Itests/compile_fail",
+                                  str(case.relative_to(ROOT))], cwd=ROOT, capture_output=True, text=True).stderr
+            lines = out.splitlines()
+            first = next((i + 1 for i, l in enumerate(lines) if '"shaped::' in l or "failed: shaped::" in l), None)
+            rows.append((case.name, cxx, len(lines), first))
+    return rows
+
+
+def plot(results, png):
+    gnuplot = shutil.which("gnuplot")
+    if not gnuplot:
+        return False
+    data = ROOT / "build-plot.dat"
+    tokens = {"gpt2_b1_t128": 128, "gpt2_b1_t256": 256, "gpt2_b1_t1024": 1024}
+    with open(data, "w") as f:
+        for config, t in tokens.items():
+            vals = [results.get((impl, config, 1), (float("nan"),))[0] for impl in ["shaped_view", "hand_written", "libtorch"]]
+            f.write(f"{t} " + " ".join(f"{v:.4f}" for v in vals) + "\n")
+    script = f"""set terminal pngcairo size 800,500
+set output '{png}'
+set title 'Multi-head attention forward, GPT-2 small sizes, batch 1, 1 thread'
+set xlabel 'num_tokens'; set ylabel 'ms per forward pass'
+set logscale xy; set key left top; set grid
+plot '{data}' using 1:2 with linespoints title 'shaped', '' using 1:3 with linespoints title 'hand-written xtensor + BLAS', '' using 1:4 with linespoints title 'LibTorch'
+"""
+    subprocess.run([gnuplot], input=script, text=True, check=True)
+    data.unlink()
+    return True
+
+
+def main():
+    build = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build").resolve()
+    results = benchmarks(build)
+    memory = peak_memory(build)
+    compiles = compile_times()
+    diags = diagnostics()
+    png_ok = plot(results, ROOT / "docs" / "performance.png")
+
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    md = ["# Performance", "",
+          f"Measured by `python3 tests/bench/report.py build` on a machine with {os.cpu_count()} "
+          f"cores ({cpu}), {platform.system()} {platform.release()}, on {time.strftime('%Y-%m-%d')}. The machine is shared: "
+          "compare the ratios, which come from one run, rather than the absolute times.", "",
+          "## Run time of the multi-head attention forward pass", "",
+          "Causal, evaluation mode, the book's `MultiHeadAttention`. `shaped view` is `nn::multi_head_attention`; "
+          "`shaped loop` the same weights as head_dim-wide heads, `cat` and out_proj; `hand` the same computation "
+          "written on xtensor storage and BLAS calls without shaped's types; `LibTorch` the book's class in "
+          "PyTorch's C++ API; `sgemm` OpenBLAS at the projection size. Times in ms; GFLOP/s counts the five "
+          "matrix products.", "",
+          "| config | threads | shaped view | shaped loop | hand | LibTorch | shaped GFLOP/s | sgemm GFLOP/s | "
+          "shaped/hand | shaped/LibTorch | shaped/sgemm rate |",
+          "|---|---|---|---|---|---|---|---|---|---|---|"]
+    def get(impl, c, t, i=0):
+        v = results.get((impl, c, t))
+        return v[i] if v else None
+    fmt = lambda v, p=3: "–" if v is None else f"{v:.{p}f}"
+    for c in CONFIGS:
+        for t in (1, 2):
+            sv, sl, hw, lt = (get(i, c, t) for i in ["shaped_view", "shaped_loop", "hand_written", "libtorch"])
+            g, sg = get("shaped_view", c, t, 1), get("sgemm_projection", c, t, 1)
+            md.append(f"| {c} | {t} | {fmt(sv)} | {fmt(sl)} | {fmt(hw)} | {fmt(lt)} | {fmt(g, 2)} | {fmt(sg, 2)} | "
+                      f"{fmt(sv / hw if sv and hw else None, 2)} | {fmt(sv / lt if sv and lt else None, 2)} | "
+                      f"{fmt(g / sg if g and sg else None, 2)} |")
+    md += ["", "## Peak memory, GPT-2 small, batch 8, 1024 tokens", "",
+           "One forward pass in a process of its own. The tensors that must exist: the scores and the weights, "
+           "(8, 12, 1024, 1024) floats, 402.7 MB each.", "", "| implementation | peak RSS (MB) |", "|---|---|"]
+    md += [f"| {impl} | {rss:.0f} |" for impl, rss in memory]
+    md += ["", "## Compile time (-O2)", "", "Wall time and the compiler's peak memory per translation unit; the "
+           "plain twin is the same program on xtensor without shaped (tests/bench/plain/).", "",
+           "| translation unit | compiler | wall (s) | peak (MB) | plain twin wall (s) | ratio |", "|---|---|---|---|---|---|"]
+    for unit, cxx, wall, rss, tw, trss, rc in compiles:
+        md.append(f"| {unit} | {cxx} | {wall:.1f} | {rss:.0f} | {fmt(tw, 1)} | {fmt(wall / tw if tw else None, 2)} |")
+    md += ["", "## Diagnostic length", "", "Lines each compiler prints for each compile-fail case, and the line on "
+           "which shaped's message first appears.", "", "| case | g++ lines | g++ first | clang++ lines | clang++ first |",
+           "|---|---|---|---|---|"]
+    by_case = {}
+    for case, cxx, n, first in diags:
+        by_case.setdefault(case, {})[cxx] = (n, first)
+    for case, d in by_case.items():
+        g, c = d.get("g++", (0, None)), d.get("clang++", (0, None))
+        md.append(f"| {case} | {g[0]} | {g[1]} | {c[0]} | {c[1]} |")
+    if png_ok:
+        md += ["", "## Time against num_tokens", "", "![time per forward pass against num_tokens](performance.png)"]
+    (ROOT / "docs" / "performance.md").write_text("\n".join(md) + "\n")
+    print("\n".join(md))
+
+
+if __name__ == "__main__":
+    main()
