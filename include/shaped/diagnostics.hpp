@@ -24,9 +24,6 @@ namespace shaped::diag {
 template <class Axis, std::size_t Extent>
 struct sized {};
 
-/// A list of axes (with extents), as printed in diagnostics: `axes<sized<batch, 1>, sized<num_tokens, 2>>`.
-template <class... SizedAxes>
-struct axes {};
 
 /// Roles that label the axes of a failed check, so that the printed context reads as a sentence.
 template <class... T>
@@ -39,10 +36,6 @@ template <class... T>
 struct lhs_last {};
 template <class... T>
 struct rhs_second_to_last {};
-template <class... T>
-struct lhs_batch {};
-template <class... T>
-struct rhs_batch {};
 template <class... T>
 struct from_axes {};
 template <class... T>

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,15 @@
 namespace {
 
 constexpr double tolerance = 1e-5;
+
+// PyTorch prints 4 decimals: the printed forms must agree too, not only the numbers within tolerance.
+template <class A, class B>
+void check_printed_equal(const A& a, const B& b) {
+    std::ostringstream sa, sb;
+    sa << a;
+    sb << b;
+    CHECK(sa.str() == sb.str());
+}
 
 template <class T>
 T load(const std::string& name) {
@@ -51,7 +61,9 @@ TEST_CASE("multi_head_attention equals the book's MultiHeadAttention") {
         struct num_heads : shaped::axis<"num_heads", 4> {};
         using mha = shaped::nn::multi_head_attention<d_in, d_out, context_length, num_heads>;
         auto y = run<mha, batch, num_tokens>(1, false, 0.0, false);
-        CHECK(shaped::max_abs_diff(y, load<decltype(y)>("mha_1.f32")) <= tolerance);
+        const auto golden = load<decltype(y)>("mha_1.f32");
+        CHECK(shaped::max_abs_diff(y, golden) <= tolerance);
+        check_printed_equal(y, golden);
     }
     SUBCASE("batch 3, 17 tokens, 6 heads, qkv_bias") {
         struct batch : shaped::axis<"batch", 3> {};
@@ -60,7 +72,9 @@ TEST_CASE("multi_head_attention equals the book's MultiHeadAttention") {
         struct num_heads : shaped::axis<"num_heads", 6> {};
         using mha = shaped::nn::multi_head_attention<d_in, d_out, context_length, num_heads>;
         auto y = run<mha, batch, num_tokens>(2, false, 0.0, true);
-        CHECK(shaped::max_abs_diff(y, load<decltype(y)>("mha_2.f32")) <= tolerance);
+        const auto golden = load<decltype(y)>("mha_2.f32");
+        CHECK(shaped::max_abs_diff(y, golden) <= tolerance);
+        check_printed_equal(y, golden);
     }
     SUBCASE("batch 4, 8 tokens of a 32-token context, 6 heads") {
         struct batch : shaped::axis<"batch", 4> {};
@@ -69,7 +83,9 @@ TEST_CASE("multi_head_attention equals the book's MultiHeadAttention") {
         struct num_heads : shaped::axis<"num_heads", 6> {};
         using mha = shaped::nn::multi_head_attention<d_in, d_out, context_length, num_heads>;
         auto y = run<mha, batch, num_tokens>(3, false, 0.0, false);
-        CHECK(shaped::max_abs_diff(y, load<decltype(y)>("mha_3.f32")) <= tolerance);
+        const auto golden = load<decltype(y)>("mha_3.f32");
+        CHECK(shaped::max_abs_diff(y, golden) <= tolerance);
+        check_printed_equal(y, golden);
     }
     SUBCASE("training mode, dropout 0.1: PyTorch's dropout mask") {
         struct batch : shaped::axis<"batch", 2> {};
@@ -78,7 +94,9 @@ TEST_CASE("multi_head_attention equals the book's MultiHeadAttention") {
         struct num_heads : shaped::axis<"num_heads", 4> {};
         using mha = shaped::nn::multi_head_attention<d_in, d_out, context_length, num_heads>;
         auto y = run<mha, batch, num_tokens>(4, true, 0.1, true);
-        CHECK(shaped::max_abs_diff(y, load<decltype(y)>("mha_4.f32")) <= tolerance);
+        const auto golden = load<decltype(y)>("mha_4.f32");
+        CHECK(shaped::max_abs_diff(y, golden) <= tolerance);
+        check_printed_equal(y, golden);
         // In evaluation mode the same module gives other numbers: dropout was active.
         auto y_eval = run<mha, batch, num_tokens>(4, false, 0.1, true);
         CHECK(shaped::max_abs_diff(y, y_eval) > 1e-3);
@@ -92,7 +110,9 @@ TEST_CASE("causal_attention equals the book's CausalAttention") {
         struct context_length : shaped::axis<"context_length", 64> {};
         using ca = shaped::nn::causal_attention<d_in, d_out, context_length>;
         auto y = run<ca, batch, num_tokens>(5, false, 0.0, true);
-        CHECK(shaped::max_abs_diff(y, load<decltype(y)>("causal_5.f32")) <= tolerance);
+        const auto golden = load<decltype(y)>("causal_5.f32");
+        CHECK(shaped::max_abs_diff(y, golden) <= tolerance);
+        check_printed_equal(y, golden);
     }
     SUBCASE("training mode, dropout 0.2") {
         struct batch : shaped::axis<"batch", 2> {};
@@ -100,7 +120,9 @@ TEST_CASE("causal_attention equals the book's CausalAttention") {
         struct context_length : shaped::axis<"context_length", 64> {};
         using ca = shaped::nn::causal_attention<d_in, d_out, context_length>;
         auto y = run<ca, batch, num_tokens>(6, true, 0.2, false);
-        CHECK(shaped::max_abs_diff(y, load<decltype(y)>("causal_6.f32")) <= tolerance);
+        const auto golden = load<decltype(y)>("causal_6.f32");
+        CHECK(shaped::max_abs_diff(y, golden) <= tolerance);
+        check_printed_equal(y, golden);
     }
 }
 
@@ -115,7 +137,9 @@ TEST_CASE("multi_head_attention_wrapper equals the book's MultiHeadAttentionWrap
         auto y = run<w, batch, num_tokens>(7, false, 0.0, false);
         static_assert(std::is_same_v<decltype(y), shaped::tensor<float, batch, num_tokens,
                                                                   shaped::concat<head_out, head_out, head_out, head_out>>>);
-        CHECK(shaped::max_abs_diff(y, load<decltype(y)>("wrapper_7.f32")) <= tolerance);
+        const auto golden = load<decltype(y)>("wrapper_7.f32");
+        CHECK(shaped::max_abs_diff(y, golden) <= tolerance);
+        check_printed_equal(y, golden);
     }
     SUBCASE("6 heads of 8, qkv_bias") {
         struct batch : shaped::axis<"batch", 3> {};
@@ -125,7 +149,9 @@ TEST_CASE("multi_head_attention_wrapper equals the book's MultiHeadAttentionWrap
         struct head_out : shaped::axis<"head_out", 8> {};
         using w = shaped::nn::multi_head_attention_wrapper<d_in, head_out, context_length, num_heads>;
         auto y = run<w, batch, num_tokens>(8, false, 0.0, true);
-        CHECK(shaped::max_abs_diff(y, load<decltype(y)>("wrapper_8.f32")) <= tolerance);
+        const auto golden = load<decltype(y)>("wrapper_8.f32");
+        CHECK(shaped::max_abs_diff(y, golden) <= tolerance);
+        check_printed_equal(y, golden);
     }
 }
 
