@@ -3,7 +3,7 @@
 // Each section prints what a learner sees and compares it with what PyTorch 1.13 printed for the same
 // lines: the expected text is itself a region (`name_out`), shown in the docs under the code. The program
 // exits with 1 if any printed text or any check differs.
-// Build: g++ -std=c++20 -O1 -Wall -Wextra -Wpedantic -Iinclude examples/tutorial.cpp -lopenblas -o /tmp/tutorial
+// Build: g++ -std=c++20 -O1 -Wall -Wextra -Wpedantic -Iinclude examples/tutorial.cpp -lopenblas -o tutorial
 // [includes]
 #include <array>
 #include <boost/hana/at.hpp>

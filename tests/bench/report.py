@@ -127,7 +127,7 @@ def main():
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     md = ["# Performance", "",
           f"Measured by `python3 tests/bench/report.py build` on a machine with {os.cpu_count()} "
-          f"cores ({cpu}), {platform.system()} {platform.release()}, on {time.strftime('%Y-%m-%d')}. The machine is shared: "
+          f"cores ({cpu}), {platform.system()}, on {time.strftime('%Y-%m-%d')}. The machine is shared: "
           "compare the ratios, which come from one run, rather than the absolute times.", "",
           "## Run time of the multi-head attention forward pass", "",
           "Causal, evaluation mode, the book's `MultiHeadAttention`. `shaped view` is `nn::multi_head_attention`; "
