@@ -98,6 +98,9 @@ public:
     /// Zeros (`torch.zeros`).
     basic_tensor() : data_(typename storage_type::shape_type{Axes::extent...}, Value{}) {}
 
+    /// Elements left unset (`torch.empty`): for results that are written in full before being read.
+    explicit basic_tensor(uninitialized_t) : data_(typename storage_type::shape_type{Axes::extent...}) {}
+
     /// From nested braces, outermost axis first: `{{0.43f, 0.15f, 0.89f}, {0.55f, 0.87f, 0.66f}}`.
     /// Throws `shape_error` when any level has another length than its axis.
     basic_tensor(typename detail::nested_list<Value, 0, rank>::type values) requires(rank >= 1)
@@ -205,8 +208,12 @@ public:
         return shaped::softmax<A>(*this);
     }
     template <Tensor Mask>
-    auto masked_fill(const Mask& mask, std::type_identity_t<Value> value) const {
+    auto masked_fill(const Mask& mask, std::type_identity_t<Value> value) const& {
         return shaped::masked_fill(*this, mask, value);
+    }
+    template <Tensor Mask>
+    auto masked_fill(const Mask& mask, std::type_identity_t<Value> value) && {
+        return shaped::masked_fill(std::move(*this), mask, value);
     }
     template <int Dim>
     auto unsqueeze() const {

@@ -21,6 +21,14 @@ struct strided {};
 template <class T, class Layout, Axis... Axes>
 class basic_tensor;
 
+/// Tag for a tensor whose elements are left unset, for results that are written in full at once.
+struct uninitialized_t {
+    explicit uninitialized_t() = default;
+};
+/// `tensor<float, A, B> t(shaped::uninitialized);`: no zero fill; every element must be written before it
+/// is read.
+inline constexpr uninitialized_t uninitialized{};
+
 /// A contiguous tensor with element type `T` and axes `Axes...`, outermost first.
 template <class T, Axis... Axes>
 using tensor = basic_tensor<T, layout::contiguous, Axes...>;

@@ -81,7 +81,7 @@ public:
                 return [&]<std::size_t... I>(std::index_sequence<I...>) {
                     using result_t = tensor<Value, detail::axis_at_t<I, X...>..., Out>;
                     constexpr std::size_t rows = detail::numel_v<X...> / In::extent;
-                    result_t out;
+                    result_t out(uninitialized);
                     Value* y = out.storage().data();
                     detail::gemm(x.storage().data(), weight.storage().data(), y, rows, Out::extent, In::extent, true);
                     if (has_bias_) {

@@ -94,7 +94,7 @@ auto cat_impl(const Parts&... parts) {
                                               typename decltype(+hana::at_c<I>(tensor_parts<ref>::axes))::type>...>;
                 constexpr std::size_t after = (std::size_t{1} * ... * (I > d ? result_t::shape[I] : 1));
                 constexpr std::size_t outer = (std::size_t{1} * ... * (I < d ? result_t::shape[I] : 1));
-                result_t out;
+                result_t out(uninitialized);
                 join_rows<value, sizeof...(Parts)>({parts.storage().data()...}, {(Parts::shape[d] * after)...}, outer,
                                                    out.storage().data());
                 return out;

@@ -82,10 +82,12 @@ auto operator/(const basic_tensor<Value, LA, A...>& a, const basic_tensor<ValueB
 
 /// Tensor and scalar, either side: `scores / std::sqrt(head_dim::extent)`. Shapes: unchanged
 /// (contiguous result). Errors: none. Source: PyTorch's scalar broadcasting.
+// The tensor is taken by value: a temporary (the scores of an attention step) is updated in place.
 #define SHAPED_SCALAR_OP(op)                                                                 \
     template <class Value, class L, Axis... A>                                               \
-    auto operator op(const basic_tensor<Value, L, A...>& a, std::type_identity_t<Value> s) { \
-        typename tensor<Value, A...>::storage_type out = a.storage() op s;                   \
+    auto operator op(basic_tensor<Value, L, A...> a, std::type_identity_t<Value> s) {        \
+        typename tensor<Value, A...>::storage_type out = std::move(a).storage();             \
+        out op## = s;                                                                        \
         return tensor<Value, A...>(std::move(out));                                          \
     }                                                                                        \
     template <class Value, class L, Axis... A>                                               \

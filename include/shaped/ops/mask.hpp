@@ -121,7 +121,7 @@ auto slice(const basic_tensor<Value, Layout, Axes...>& x) {
 /// Source: `torch.Tensor.masked_fill(mask, value)`; `attn_scores.masked_fill_(mask_bool, -torch.inf)`
 /// (listing 3.3).
 template <class Value, class LX, class M, class LM, Axis... X, Axis... MA>
-auto masked_fill(const basic_tensor<Value, LX, X...>& x, const basic_tensor<M, LM, MA...>& mask,
+auto masked_fill(basic_tensor<Value, LX, X...> x, const basic_tensor<M, LM, MA...>& mask,
                  std::type_identity_t<Value> value) {
     constexpr bool ok =
         sizeof...(MA) <= sizeof...(X) && detail::broadcast_lhs<X...>::template first_mismatch<MA...>() < 0;
@@ -151,7 +151,7 @@ auto masked_fill(const basic_tensor<Value, LX, X...>& x, const basic_tensor<M, L
             }
             return st;
         }();
-        tensor<Value, X...> out(x.storage());
+        tensor<Value, X...> out(std::move(x).storage());  // a temporary x is filled in place
         Value* y = out.storage().data();
         const M* m = mask.storage().data();
         constexpr std::size_t run = extent[n - 1], step = mask_stride[n - 1];

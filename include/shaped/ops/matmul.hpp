@@ -129,7 +129,7 @@ auto matmul(const basic_tensor<Value, LayoutA, A...>& a, const basic_tensor<Valu
                 constexpr std::size_t batches = result_t::numel / (m * n);
                 constexpr std::size_t a_batches = detail::numel_v<A...> / (m * k);
                 constexpr std::size_t b_batches = detail::numel_v<B...> / (k * n);
-                result_t out;
+                result_t out(uninitialized);
                 const Value* pa = a.storage().data();
                 const Value* pb = b.storage().data();
                 Value* pc = out.storage().data();

@@ -52,7 +52,7 @@ auto repeat_along(const basic_tensor<Value, Layout, Axes...>& x) {
             for (std::size_t i = d + 1; i < n; ++i) p *= e[i];
             return p;
         }();
-        result_t out;
+        result_t out(uninitialized);
         tile<Interleave>(x.storage().data(), out.storage().data(), numel_v<Axes...> / (a::extent * inner), a::extent,
                          New::extent, inner);
         return out;

@@ -60,7 +60,7 @@ auto split(const basic_tensor<Value, Layout, Axes...>& x) {
                 constexpr std::size_t outer = detail::numel_v<Axes...> / inner;
                 constexpr std::size_t block = inner / parts;
                 auto take = [&](std::size_t p) {
-                    part_t out;
+                    part_t out(uninitialized);
                     const Value* src = x.storage().data();
                     Value* dst = out.storage().data();
                     for (std::size_t o = 0; o < outer; ++o)

@@ -57,7 +57,7 @@ auto stack(const std::array<Part, N>& parts) {
             for (std::size_t i = d; i < Part::rank; ++i) p *= Part::shape[i];
             return p;
         }();
-        result_t out;
+        result_t out(uninitialized);
         std::array<const value*, N> src{};
         std::array<std::size_t, N> sizes{};
         for (std::size_t i = 0; i < N; ++i) {
@@ -88,7 +88,7 @@ auto unsqueeze(const basic_tensor<Value, Layout, Axes...>& x) {
         using result_t = typename detail::stack_result<Value, detail::wrap_dim(Dim, rank), one,
                                                        basic_tensor<Value, Layout, Axes...>,
                                                        std::make_index_sequence<rank>>::type;
-        result_t out;
+        result_t out(uninitialized);
         std::copy(x.storage().begin(), x.storage().end(), out.storage().begin());
         return out;
     } else {

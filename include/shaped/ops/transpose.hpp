@@ -63,7 +63,7 @@ auto permuted(const xt::xtensor<Value, N>& data, std::index_sequence<K...>) {
     using result = strided_tensor<Value, axis_at_t<Perm[K], Axes...>...>;
     // Materialised in the new order (one copy); the type still says "strided", so that view is refused
     // where PyTorch refuses it.
-    result out;
+    result out(uninitialized);
     permute_copy<Value, N>(data.data(), out.storage().data(), {Axes::extent...}, Perm);
     return out;
 }

@@ -19,7 +19,7 @@ template <class Value, Axis... To, class Storage>
 auto relabel(const Storage& storage) {
     using result = tensor<Value, To...>;
     // Same elements in the same (row-major) order under the new shape.
-    result out;
+    result out(uninitialized);
     std::copy(storage.begin(), storage.end(), out.storage().begin());
     return out;
 }
