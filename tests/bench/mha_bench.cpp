@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstddef>
 #include <cstdlib>
 #include <limits>
@@ -124,7 +126,10 @@ void hand_written(benchmark::State& state) {
         double diff = 0;
         for (std::size_t i = 0; i < once.size(); ++i)
             diff = std::max(diff, static_cast<double>(std::abs(once.data()[i] - reference.storage().data()[i])));
-        if (diff > 1e-4) state.SkipWithError("the hand-written forward pass differs from shaped's");
+        if (diff > 1e-4) {  // a wrong peer makes every figure meaningless: stop the run, fail the test
+            std::fprintf(stderr, "the hand-written forward pass differs from shaped's by %g\n", diff);
+            std::exit(1);
+        }
     }
     for (auto _ : state) {
         auto y = forward();

@@ -57,9 +57,7 @@ public:
             auto values = W_value(x).template rename<batch, key<num_tokens>, DOut>();
 
             auto attn_scores = matmul(queries, keys.template transpose<1, 2>());  // (b, num_tokens, key<...>)
-            auto mask_bool = mask.template slice<num_tokens, key<num_tokens>>().template to<bool>();
-            auto masked = attn_scores.masked_fill(mask_bool, -std::numeric_limits<float>::infinity());
-            auto attn_weights = dropout(detail::scaled_softmax(masked, DOut::extent));
+            auto attn_weights = detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, DOut::extent);
             return matmul(attn_weights, values);
         } else {
             return diag::failed_shape_check{};

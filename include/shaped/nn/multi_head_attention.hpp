@@ -72,9 +72,7 @@ public:
             auto v = values.template transpose<1, 2>().template rename<b, NumHeads, num_keys, head_dim>();
 
             auto attn_scores = matmul(q, k.template transpose<2, 3>());  // (b, num_heads, num_tokens, key<...>)
-            auto mask_bool = mask.template slice<num_tokens, num_keys>().template to<bool>();
-            auto masked = attn_scores.masked_fill(mask_bool, -std::numeric_limits<float>::infinity());
-            auto attn_weights = dropout(detail::scaled_softmax(masked, head_dim::extent));
+            auto attn_weights = detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, head_dim::extent);
 
             auto context_vec = matmul(attn_weights, v).template transpose<1, 2>();
             return out_proj(context_vec.contiguous().template view<b, num_tokens, DOut>());

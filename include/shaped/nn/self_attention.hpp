@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "../tensor.hpp"
 #include "../torch/generator.hpp"
@@ -18,13 +19,22 @@ namespace shaped::nn {
 namespace detail {
 // softmax(scores / sqrt(d), dim=-1): `keys.shape[-1]**0.5` is a Python float, the division is in `Value`.
 template <class Scores>
-auto scaled_softmax(const Scores& scores, std::size_t d) {
+auto scaled_softmax(Scores scores, std::size_t d) {
     using value = typename Scores::value_type;
-    return shaped::softmax<-1>(scores / static_cast<value>(std::sqrt(static_cast<double>(d))));
+    return shaped::softmax<-1>(std::move(scores) / static_cast<value>(std::sqrt(static_cast<double>(d))));
 }
 
 // Checks a module's input once, up front, so that a bad input gives one error and not one per step of
 // the forward pass: the rank, the last axis (d_in), and the number of tokens against context_length.
+// The causal steps of listings 3.3 and 3.5, shared by causal_attention and multi_head_attention:
+// mask[:num_tokens, :num_tokens] filled with -inf, softmax of the scores over sqrt(d), dropout.
+template <class Tokens, class Scores, class Mask, class Dropout>
+auto causal_weights(Scores scores, const Mask& mask, const Dropout& dropout, std::size_t d) {
+    auto mask_bool = mask.template slice<Tokens, key<Tokens>>().template to<bool>();
+    auto masked = std::move(scores).masked_fill(mask_bool, -std::numeric_limits<float>::infinity());
+    return dropout(scaled_softmax(std::move(masked), d));
+}
+
 template <std::size_t Rank, class DIn, class ContextLength, class... X>
 constexpr bool input_ok() {
     constexpr bool rank_ok = sizeof...(X) == Rank;

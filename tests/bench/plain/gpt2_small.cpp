@@ -13,7 +13,8 @@
 #include <xtensor/xview.hpp>
 
 int main() {
-    const std::size_t batch = 2, num_tokens = 1024, d_in = 768, d_out = 768, num_heads = 12, head_dim = 64;
+    constexpr std::size_t batch = 2, num_tokens = 1024, d_in = 768, d_out = 768, num_heads = 12, head_dim = 64;
+    static_assert(head_dim * num_heads == d_out, "the heads must divide d_out");
     std::mt19937 gen(123);
     auto uniform = [&](std::vector<std::size_t> shape, float bound) {
         xt::xtensor<float, 2> t(std::array<std::size_t, 2>{shape[0], shape[1]});
@@ -45,6 +46,8 @@ int main() {
             xt::xtensor<float, 2> e = xt::exp(s - m);
             xt::xtensor<float, 2> sum = xt::sum(e, {1}, xt::keep_dims);
             xt::xtensor<float, 2> w = e / sum;
+            // Attention weights: each row sums to 1, and no token attends to a later one.
+            if (std::abs(xt::sum(xt::row(w, num_tokens - 1))() - 1.0f) > 1e-4f || w(0, 1) != 0.0f) return 1;
             xt::view(context, b, h) = xt::linalg::dot(w, vv);
         }
     xt::xtensor<float, 2> merged = xt::reshape_view(xt::eval(xt::transpose(context, {0, 2, 1, 3})), {batch * num_tokens, d_out});

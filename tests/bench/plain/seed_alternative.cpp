@@ -1,5 +1,6 @@
 // Compile-time twin of examples/seed_alternative.cpp on plain xtensor + xtensor-blas, without shaped's
 // types: the same view/transpose computation, with the same random numbers.
+#include <cmath>
 #include <iostream>
 #include <random>
 
@@ -10,7 +11,8 @@
 #include <xtensor/xview.hpp>
 
 int main() {
-    const std::size_t batch = 1, num_tokens = 2, d_out = 6, num_heads = 3, head_dim = d_out / num_heads;
+    constexpr std::size_t batch = 1, num_tokens = 2, d_out = 6, num_heads = 3, head_dim = d_out / num_heads;
+    static_assert(head_dim * num_heads == d_out, "the heads must divide d_out");
     std::mt19937 gen(1223);
     auto rand = [&] {
         xt::xtensor<float, 3> t({batch, num_tokens, d_out});
@@ -36,4 +38,9 @@ int main() {
     std::cout << attn_scores << "\n";
     xt::xtensor<float, 3> context_vec = xt::reshape_view(xt::eval(xt::transpose(context, {0, 2, 1, 3})), {batch, num_tokens, d_out});
     std::cout << context_vec << "\n";
+    // The twin must compute what the shaped example computes: the seed's context_vec (PyTorch's print).
+    const float expected[6] = {0.7713f, 1.1682f, 0.6141f, 0.8472f, 0.9745f, 0.6424f};
+    for (std::size_t i = 0; i < 6; ++i)
+        if (std::abs(context_vec(0, 0, i) - expected[i]) > 5e-5f) return 1;
+    return 0;
 }
