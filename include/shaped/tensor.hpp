@@ -167,18 +167,31 @@ public:
     /// The shape as text: `(batch=1, num_tokens=2, d_out=6)`.
     static std::string shape_text() { return detail::shape_text<Axes...>(); }
 
-    // PyTorch's tensor methods, forwarding to the free functions of ops/ (documented there).
+    // PyTorch's tensor methods, forwarding to the free functions of ops/ (documented there). On a
+    // temporary, view, reshape, rename, contiguous, softmax and masked_fill reuse its buffer.
     template <Axis... To>
-    auto view() const {
+    auto view() const& {
         return shaped::view<To...>(*this);
     }
     template <Axis... To>
-    auto reshape() const {
+    auto view() && {
+        return shaped::view<To...>(std::move(*this));
+    }
+    template <Axis... To>
+    auto reshape() const& {
         return shaped::reshape<To...>(*this);
     }
     template <Axis... To>
-    auto rename() const {
+    auto reshape() && {
+        return shaped::reshape<To...>(std::move(*this));
+    }
+    template <Axis... To>
+    auto rename() const& {
         return shaped::rename<To...>(*this);
+    }
+    template <Axis... To>
+    auto rename() && {
+        return shaped::rename<To...>(std::move(*this));
     }
     template <int Dim0, int Dim1>
     auto transpose() const {
@@ -200,8 +213,12 @@ public:
         return shaped::split<Chunk, Dim>(*this);
     }
     template <int Dim>
-    auto softmax() const {
+    auto softmax() const& {
         return shaped::softmax<Dim>(*this);
+    }
+    template <int Dim>
+    auto softmax() && {
+        return shaped::softmax<Dim>(std::move(*this));
     }
     template <Axis A>
     auto softmax() const {

@@ -9,6 +9,10 @@
 #include <cstdlib>
 #include <limits>
 
+// LibTorch's matrix products run on OpenBLAS's own threads, which torch::set_num_threads leaves alone:
+// without this, a "1 thread" run uses every core for its products.
+extern "C" void openblas_set_num_threads(int);
+
 namespace {
 
 struct MultiHeadAttentionImpl : torch::nn::Module {
@@ -50,6 +54,7 @@ static_assert(sizeof(pytorch_seed_output) / sizeof(float) == 1 * 2 * 6, "the see
 
 void libtorch_mha(benchmark::State& state, int64_t b, int64_t t, int64_t d_in, int64_t d_out, int64_t heads) {
     torch::set_num_threads(static_cast<int>(state.range(0)));
+    openblas_set_num_threads(static_cast<int>(state.range(0)));
     torch::NoGradGuard no_grad;
     torch::manual_seed(123);
     MultiHeadAttention mha(d_in, d_out, t, heads);

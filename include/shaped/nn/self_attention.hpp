@@ -28,11 +28,28 @@ auto scaled_softmax(Scores scores, std::size_t d) {
 // the forward pass: the rank, the last axis (d_in), and the number of tokens against context_length.
 // The causal steps of listings 3.3 and 3.5, shared by causal_attention and multi_head_attention:
 // mask[:num_tokens, :num_tokens] filled with -inf, softmax of the scores over sqrt(d), dropout.
-template <class Tokens, class Scores, class Mask, class Dropout>
-auto causal_weights(Scores scores, const Mask& mask, const Dropout& dropout, std::size_t d) {
-    auto mask_bool = mask.template slice<Tokens, key<Tokens>>().template to<bool>();
-    auto masked = std::move(scores).masked_fill(mask_bool, -std::numeric_limits<float>::infinity());
-    return dropout(scaled_softmax(std::move(masked), d));
+// One pass over each row of the scores does what masked_fill, the division and softmax do one after the
+// other, with the same operations on each element, so the weights are bit for bit the same; the
+// scores' buffer becomes the weights'.
+template <class Tokens, class Value, class Layout, Axis... S, class Mask, class Dropout>
+auto causal_weights(basic_tensor<Value, Layout, S...> scores, const Mask& mask, const Dropout& dropout, std::size_t d) {
+    constexpr std::size_t n = sizeof...(S), t = Tokens::extent, context = Mask::shape[1];
+    static_assert(n >= 2 && std::is_same_v<shaped::detail::axis_at_t<n - 2, S...>, Tokens> &&
+                      std::is_same_v<shaped::detail::axis_at_t<n - 1, S...>, key<Tokens>> && t <= context,
+                  "shaped::nn: the causal step takes scores that end on (num_tokens, key<num_tokens>)");
+    constexpr Value minus_inf = -std::numeric_limits<Value>::infinity();
+    const Value scale = static_cast<Value>(std::sqrt(static_cast<double>(d)));
+    tensor<Value, S...> weights(std::move(scores).storage());
+    Value* row = weights.storage().data();
+    const auto* m = mask.storage().data();
+    for (std::size_t o = 0; o < weights.numel / (t * t); ++o)
+        for (std::size_t i = 0; i < t; ++i, row += t) {
+            const auto* masked = m + i * context;  // row i of mask[:num_tokens, :num_tokens]
+            Value mx = minus_inf;
+            for (std::size_t j = 0; j < t; ++j) mx = std::max(mx, row[j] = masked[j] != 0 ? minus_inf : row[j] / scale);
+            shaped::detail::softmax_finish(row, t, mx);
+        }
+    return dropout(std::move(weights));
 }
 
 template <std::size_t Rank, class DIn, class ContextLength, class... X>

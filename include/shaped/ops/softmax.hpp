@@ -21,6 +21,23 @@
 
 namespace shaped {
 
+namespace detail {
+// The rest of a softmax over one contiguous row whose maximum is `mx`: exp(x - mx), their sum, one
+// division per element (PyTorch's order). A masked element (-inf) under a finite maximum gives exactly
+// the 0 that exp would, without the call: on causal scores that is half the row.
+template <class Value>
+void softmax_finish(Value* row, std::size_t len, Value mx) {
+    constexpr Value minus_inf = -std::numeric_limits<Value>::infinity();
+    Value sum = 0;
+    if (mx != minus_inf) {
+        for (std::size_t j = 0; j < len; ++j) sum += (row[j] = row[j] == minus_inf ? Value(0) : std::exp(row[j] - mx));
+    } else {  // an all -inf row: exp(nan) everywhere, NaN as in PyTorch
+        for (std::size_t j = 0; j < len; ++j) sum += (row[j] = std::exp(row[j] - mx));
+    }
+    for (std::size_t j = 0; j < len; ++j) row[j] /= sum;
+}
+}  // namespace detail
+
 /// `exp(x) / sum(exp(x))` along dimension `Dim` (negative counts from the end), computed as
 /// `exp(x - max)` for stability, as PyTorch does.
 ///
@@ -60,11 +77,17 @@ auto softmax(basic_tensor<Value, Layout, Axes...> x) {
         for (std::size_t o = 0; o < outer; ++o)
             for (std::size_t i = 0; i < inner; ++i) {
                 Value* row = p + o * len * inner + i;
-                Value mx = -std::numeric_limits<Value>::infinity();
-                for (std::size_t j = 0; j < len; ++j) mx = std::max(mx, row[j * inner]);
-                Value sum = 0;
-                for (std::size_t j = 0; j < len; ++j) sum += (row[j * inner] = std::exp(row[j * inner] - mx));
-                for (std::size_t j = 0; j < len; ++j) row[j * inner] /= sum;
+                if constexpr (inner == 1) {
+                    Value mx = -std::numeric_limits<Value>::infinity();
+                    for (std::size_t j = 0; j < len; ++j) mx = std::max(mx, row[j]);
+                    detail::softmax_finish(row, len, mx);
+                } else {
+                    Value mx = -std::numeric_limits<Value>::infinity();
+                    for (std::size_t j = 0; j < len; ++j) mx = std::max(mx, row[j * inner]);
+                    Value sum = 0;
+                    for (std::size_t j = 0; j < len; ++j) sum += (row[j * inner] = std::exp(row[j * inner] - mx));
+                    for (std::size_t j = 0; j < len; ++j) row[j * inner] /= sum;
+                }
             }
         return result;
     } else {
@@ -75,13 +98,13 @@ auto softmax(basic_tensor<Value, Layout, Axes...> x) {
 /// `softmax` over the axis named `A`, which `x` must have exactly once.
 /// Shapes, element type, source: as the positional form. Errors: compile time, `A` absent or repeated.
 template <Axis A, class Value, class Layout, Axis... Axes>
-auto softmax(const basic_tensor<Value, Layout, Axes...>& x) {
+auto softmax(basic_tensor<Value, Layout, Axes...> x) {
     constexpr bool ok = detail::count_of_v<A, Axes...> == 1;
     static_assert(
         diag::expect<ok, detail::described<diag::expected_axes, A>, detail::described<diag::tensor_axes, Axes...>>,
         "shaped::softmax<A>(x): the named axis must appear exactly once in x");
     if constexpr (ok)
-        return softmax<static_cast<int>(detail::index_of<A, Axes...>())>(x);
+        return softmax<static_cast<int>(detail::index_of<A, Axes...>())>(std::move(x));
     else
         return diag::failed_shape_check{};
 }

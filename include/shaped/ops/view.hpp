@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <type_traits>
 #include <utility>
+#include <xtensor/xstrides.hpp>
+#include <xtensor/xtensor.hpp>
 
 #include "../diagnostics.hpp"
 #include "../shape.hpp"
@@ -15,13 +17,15 @@
 namespace shaped {
 
 namespace detail {
-template <class Value, Axis... To, class Storage>
-auto relabel(const Storage& storage) {
+// The same elements in the same (row-major) order under another shape: the buffer changes hands, no
+// element is copied (xtensor's strides are recomputed, 0 along extent-1 axes as xtensor keeps them).
+template <class Value, Axis... To, std::size_t N>
+auto relabel(xt::xtensor<Value, N>&& storage) {
     using result = tensor<Value, To...>;
-    // Same elements in the same (row-major) order under the new shape.
-    result out(uninitialized);
-    std::copy(storage.begin(), storage.end(), out.storage().begin());
-    return out;
+    typename result::storage_type::inner_shape_type shape{To::extent...};
+    typename result::storage_type::inner_strides_type strides{};
+    xt::compute_strides(shape, xt::layout_type::row_major, strides);
+    return result(typename result::storage_type(std::move(storage.storage()), std::move(shape), std::move(strides)));
 }
 }  // namespace detail
 
@@ -38,7 +42,7 @@ auto relabel(const Storage& storage) {
 /// Source: `torch.Tensor.view`; the book's `MultiHeadAttention.forward` (listing 3.5).
 /// Example: `auto q4 = q.view<batch, num_tokens, num_heads, head_dim>();`
 template <Axis... To, class Value, class Layout, Axis... From>
-auto view(const basic_tensor<Value, Layout, From...>& x) {
+auto view(basic_tensor<Value, Layout, From...> x) {
     constexpr bool count_ok = detail::numel_v<From...> == detail::numel_v<To...>;
     static_assert(
         diag::expect<count_ok, detail::described<diag::from_axes, From...>, detail::described<diag::to_axes, To...>,
@@ -60,7 +64,7 @@ auto view(const basic_tensor<Value, Layout, From...>& x) {
                           "first (e.g. view to (b, num_tokens, num_heads, head_dim), then transpose<1, 2>()); "
                           "to give an axis another name, use rename<...>()");
             if constexpr (regroup_ok)
-                return detail::relabel<Value, To...>(x.storage());
+                return detail::relabel<Value, To...>(std::move(x).storage());
             else
                 return diag::failed_shape_check{};
         } else {
@@ -77,8 +81,8 @@ auto view(const basic_tensor<Value, Layout, From...>& x) {
 /// Source: `torch.Tensor.reshape`.
 /// Example: `auto c = context_vec.transpose<1, 2>().reshape<batch, num_tokens, d_out>();`
 template <Axis... To, class Value, class Layout, Axis... From>
-auto reshape(const basic_tensor<Value, Layout, From...>& x) {
-    return view<To...>(tensor<Value, From...>(x.storage()));
+auto reshape(basic_tensor<Value, Layout, From...> x) {
+    return view<To...>(tensor<Value, From...>(std::move(x).storage()));
 }
 
 /// The same elements with each axis renamed, one for one: the explicit rename that `view` never does.
@@ -89,7 +93,7 @@ auto reshape(const basic_tensor<Value, Layout, From...>& x) {
 /// Source: `torch.Tensor.rename` (named tensors).
 /// Example: `auto keys_k = keys.rename<batch, num_tokens_k, d_out>();`
 template <Axis... To, class Value, class Layout, Axis... From>
-auto rename(const basic_tensor<Value, Layout, From...>& x) {
+auto rename(basic_tensor<Value, Layout, From...> x) {
     constexpr bool ok = sizeof...(To) == sizeof...(From) && [] {
         if constexpr (sizeof...(To) == sizeof...(From))
             return ((To::extent == From::extent) && ...);
@@ -118,7 +122,7 @@ auto rename(const basic_tensor<Value, Layout, From...>& x) {
                   "shaped::rename<To...>(x): rename gives new names in place; it does not move axes, and a target "
                   "axis that x has at another place means a transpose was meant (transpose<i, j>() first)");
     if constexpr (ok && !moves)
-        return basic_tensor<Value, Layout, To...>(x.storage());
+        return basic_tensor<Value, Layout, To...>(std::move(x).storage());
     else
         return diag::failed_shape_check{};
 }
