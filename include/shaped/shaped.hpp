@@ -5,8 +5,13 @@
 /// The whole library: axes, tensors, ops, `nn::linear`, and PyTorch compatibility (random stream,
 /// printing).
 
+// The core first: a shape error in an op is then reported through tensor.hpp rather than through a
+// module's header, which makes every diagnostic's include chain a line shorter.
 #include "axis.hpp"
 #include "diagnostics.hpp"
+#include "shape.hpp"
+#include "tensor.hpp"
+
 #include "nn/causal_attention.hpp"
 #include "nn/dropout.hpp"
 #include "nn/head_weights.hpp"
@@ -14,8 +19,6 @@
 #include "nn/multi_head_attention.hpp"
 #include "nn/multi_head_attention_wrapper.hpp"
 #include "nn/self_attention.hpp"
-#include "shape.hpp"
-#include "tensor.hpp"
 #include "torch/generator.hpp"
 #include "torch/print.hpp"
 

@@ -71,71 +71,140 @@ void shaped_loop_form(benchmark::State& state) {
     report(state, C::flops);
 }
 
-// The same forward pass written by hand on xtensor storage and BLAS, as without shaped's types:
-// heads are addressed in place through leading dimensions, masking and softmax run row by row.
+// A hand-written peer's result must equal shaped's: compared once, before timing (skipped when
+// SHAPED_BENCH_NO_CHECK is set, so that a process's peak memory is the hand-written pass's alone).
+template <class Reference, class Forward>
+void check_against_shaped(const char* name, const Reference& reference, Forward& forward) {
+    if (std::getenv("SHAPED_BENCH_NO_CHECK")) return;
+    const auto once = forward();
+    double diff = 0;
+    for (std::size_t i = 0; i < once.size(); ++i)
+        diff = std::max(diff, static_cast<double>(std::abs(once.data()[i] - reference.storage().data()[i])));
+    if (diff > 1e-4) {  // a wrong peer makes every figure meaningless: stop the run, fail the test
+        std::fprintf(stderr, "the %s forward pass differs from shaped's by %g\n", name, diff);
+        std::exit(1);
+    }
+}
+
+// Softmax of one row of causal scores in place, scaled, with the keys after `last` masked.
+inline void causal_softmax_row(float* row, std::size_t len, std::size_t last, float scale) {
+    float mx = -std::numeric_limits<float>::infinity();
+    for (std::size_t j = 0; j <= last; ++j) mx = std::max(mx, row[j] * scale);
+    float sum = 0;
+    for (std::size_t j = 0; j <= last; ++j) sum += (row[j] = std::exp(row[j] * scale - mx));
+    for (std::size_t j = 0; j <= last; ++j) row[j] /= sum;
+    std::fill(row + last + 1, row + len, 0.f);
+}
+
+// The weights and input that the hand-written peers share with shaped's module.
+template <class C>
+struct raw_setup {
+    static constexpr std::size_t B = C::batch::extent, T = C::num_tokens::extent, DIn = C::d_in::extent,
+                                 D = C::d_out::extent, H = C::num_heads::extent, hd = D / H;
+    typename C::mha mha;
+    decltype(shaped::torch::rand<typename C::batch, typename C::num_tokens, typename C::d_in>()) x;
+    raw_setup() : mha((shaped::torch::manual_seed(123), 0.0)), x(shaped::torch::rand<typename C::batch,
+                                                                                  typename C::num_tokens,
+                                                                                  typename C::d_in>()) {
+        mha.eval();
+    }
+    // x W^T for one projection, B·T rows at once (the input's rows and the weight's rows are contiguous).
+    void project(const float* w, const float* in, float* out, std::size_t in_features) const {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(B * T), D, in_features, 1.f, in,
+                    in_features, w, in_features, 0.f, out, D);
+    }
+    void add_out_bias(float* y) const {
+        const float* bo = mha.out_proj.bias.storage().data();
+        for (std::size_t r = 0; r < B * T; ++r)
+            for (std::size_t c = 0; c < D; ++c) y[r * D + c] += bo[c];
+    }
+};
+
+// The book's forward pass (listing 3.5), step for step as shaped and PyTorch run it, written by hand
+// on xtensor storage and BLAS without shaped's types: the abstraction's cost is measured against this.
+// Like the book it keeps every head's (num_tokens, num_tokens) scores, then the weights in their place;
+// heads are addressed in place through BLAS's leading dimensions, where shaped's transposes copy.
 template <class C>
 void hand_written(benchmark::State& state) {
     set_threads(state);
-    constexpr std::size_t B = C::batch::extent, T = C::num_tokens::extent, DIn = C::d_in::extent,
-                          D = C::d_out::extent, H = C::num_heads::extent, hd = D / H;
-    shaped::torch::manual_seed(123);
-    typename C::mha mha(0.0);  // the same weights
-    auto x_t = shaped::torch::rand<typename C::batch, typename C::num_tokens, typename C::d_in>();
-    const xt::xtensor<float, 3>& x = x_t.storage();
-    const float* wq = mha.W_query.weight.storage().data();
-    const float* wk = mha.W_key.weight.storage().data();
-    const float* wv = mha.W_value.weight.storage().data();
-    const float* wo = mha.out_proj.weight.storage().data();
-    const float* bo = mha.out_proj.bias.storage().data();
+    raw_setup<C> s;
+    constexpr std::size_t B = s.B, T = s.T, DIn = s.DIn, D = s.D, H = s.H, hd = s.hd;
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-    const int m = static_cast<int>(B * T);
     auto forward = [&] {
+        const float* x = s.x.storage().data();
         xt::xtensor<float, 2> q({B * T, D}), k({B * T, D}), v({B * T, D}), ctx({B * T, D}), y({B * T, D});
-        xt::xtensor<float, 2> s({T, T});
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, D, DIn, 1.f, x.data(), DIn, wq, DIn, 0.f, q.data(), D);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, D, DIn, 1.f, x.data(), DIn, wk, DIn, 0.f, k.data(), D);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, D, DIn, 1.f, x.data(), DIn, wv, DIn, 0.f, v.data(), D);
+        xt::xtensor<float, 4> scores({B, H, T, T});
+        s.project(s.mha.W_query.weight.storage().data(), x, q.data(), DIn);
+        s.project(s.mha.W_key.weight.storage().data(), x, k.data(), DIn);
+        s.project(s.mha.W_value.weight.storage().data(), x, v.data(), DIn);
         for (std::size_t b = 0; b < B; ++b)
-            for (std::size_t h = 0; h < H; ++h) {
-                const std::size_t off = b * T * D + h * hd;
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hd, 1.f, q.data() + off, D, k.data() + off, D,
-                            0.f, s.data(), T);
-                for (std::size_t i = 0; i < T; ++i) {
-                    float* row = s.data() + i * T;
-                    float mx = -std::numeric_limits<float>::infinity();
-                    for (std::size_t j = 0; j <= i; ++j) mx = std::max(mx, row[j] * scale);
-                    float sum = 0;
-                    for (std::size_t j = 0; j <= i; ++j) sum += (row[j] = std::exp(row[j] * scale - mx));
-                    for (std::size_t j = 0; j <= i; ++j) row[j] /= sum;
-                    std::fill(row + i + 1, row + T, 0.f);
-                }
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hd, T, 1.f, s.data(), T, v.data() + off, D, 0.f,
-                            ctx.data() + off, D);
-            }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, D, D, 1.f, ctx.data(), D, wo, D, 0.f, y.data(), D);
-        for (std::size_t r = 0; r < B * T; ++r)
-            for (std::size_t c = 0; c < D; ++c) y.data()[r * D + c] += bo[c];
+            for (std::size_t h = 0; h < H; ++h)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hd, 1.f, q.data() + b * T * D + h * hd, D,
+                            k.data() + b * T * D + h * hd, D, 0.f, scores.data() + (b * H + h) * T * T, T);
+        for (std::size_t r = 0; r < B * H * T; ++r) causal_softmax_row(scores.data() + r * T, T, r % T, scale);
+        for (std::size_t b = 0; b < B; ++b)
+            for (std::size_t h = 0; h < H; ++h)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hd, T, 1.f, scores.data() + (b * H + h) * T * T,
+                            T, v.data() + b * T * D + h * hd, D, 0.f, ctx.data() + b * T * D + h * hd, D);
+        s.project(s.mha.out_proj.weight.storage().data(), ctx.data(), y.data(), D);
+        s.add_out_bias(y.data());
         return y;
     };
-    // The peers must compute the same thing: compare with shaped once, before timing (skipped when
-    // SHAPED_BENCH_NO_CHECK is set, so that a process's peak memory is the hand-written pass's alone).
-    if (!std::getenv("SHAPED_BENCH_NO_CHECK")) {
-        mha.eval();
-        const auto reference = mha(x_t);
-        const auto once = forward();
-        double diff = 0;
-        for (std::size_t i = 0; i < once.size(); ++i)
-            diff = std::max(diff, static_cast<double>(std::abs(once.data()[i] - reference.storage().data()[i])));
-        if (diff > 1e-4) {  // a wrong peer makes every figure meaningless: stop the run, fail the test
-            std::fprintf(stderr, "the hand-written forward pass differs from shaped's by %g\n", diff);
-            std::exit(1);
-        }
-    }
+    check_against_shaped("hand-written", s.mha(s.x), forward);
     for (auto _ : state) {
         auto y = forward();
         benchmark::DoNotOptimize(y.data());
     }
     report(state, C::flops);
+}
+
+// A different algorithm, for scale: each head's scores live only while that head is computed (one
+// (num_tokens, num_tokens) buffer, reused), as a fused attention kernel would do. Not the book's steps.
+template <class C>
+void hand_fused(benchmark::State& state) {
+    set_threads(state);
+    raw_setup<C> s;
+    constexpr std::size_t B = s.B, T = s.T, DIn = s.DIn, D = s.D, H = s.H, hd = s.hd;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    auto forward = [&] {
+        const float* x = s.x.storage().data();
+        xt::xtensor<float, 2> q({B * T, D}), k({B * T, D}), v({B * T, D}), ctx({B * T, D}), y({B * T, D});
+        xt::xtensor<float, 2> scores({T, T});
+        s.project(s.mha.W_query.weight.storage().data(), x, q.data(), DIn);
+        s.project(s.mha.W_key.weight.storage().data(), x, k.data(), DIn);
+        s.project(s.mha.W_value.weight.storage().data(), x, v.data(), DIn);
+        for (std::size_t b = 0; b < B; ++b)
+            for (std::size_t h = 0; h < H; ++h) {
+                const std::size_t off = b * T * D + h * hd;
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hd, 1.f, q.data() + off, D, k.data() + off, D,
+                            0.f, scores.data(), T);
+                for (std::size_t i = 0; i < T; ++i) causal_softmax_row(scores.data() + i * T, T, i, scale);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hd, T, 1.f, scores.data(), T, v.data() + off,
+                            D, 0.f, ctx.data() + off, D);
+            }
+        s.project(s.mha.out_proj.weight.storage().data(), ctx.data(), y.data(), D);
+        s.add_out_bias(y.data());
+        return y;
+    };
+    check_against_shaped("fused hand-written", s.mha(s.x), forward);
+    for (auto _ : state) {
+        auto y = forward();
+        benchmark::DoNotOptimize(y.data());
+    }
+    report(state, C::flops);
+}
+
+// shaped's projection alone: `W_query(x)`, an nn::linear over (batch, num_tokens, d_in), at the size
+// that sgemm_projection times, so that the two rates compare directly.
+template <class C>
+void shaped_projection(benchmark::State& state) {
+    set_threads(state);
+    raw_setup<C> s;
+    for (auto _ : state) {
+        auto q = s.mha.W_query(s.x);
+        benchmark::DoNotOptimize(q.storage().data());
+    }
+    report(state, 2.0 * s.B * s.T * s.DIn * s.D);
 }
 
 // OpenBLAS sgemm at the projection size (B·T × DIn times DIn × DOut): the machine's practical rate.
@@ -167,6 +236,10 @@ using gpt2_b8_t1024 = config<8, 1024, 768, 768, 12>;
         ->Unit(benchmark::kMillisecond);                                                                  \
     BENCHMARK_TEMPLATE(hand_written, NAME)->Name("hand_written/" #NAME)->ArgName("threads")->Arg(1)->Arg(2)    \
         ->Unit(benchmark::kMillisecond);                                                                  \
+    BENCHMARK_TEMPLATE(hand_fused, NAME)->Name("hand_fused/" #NAME)->ArgName("threads")->Arg(1)->Arg(2)        \
+        ->Unit(benchmark::kMillisecond);                                                                  \
+    BENCHMARK_TEMPLATE(shaped_projection, NAME)->Name("shaped_projection/" #NAME)->ArgName("threads")->Arg(1) \
+        ->Arg(2)->Unit(benchmark::kMillisecond);                                                          \
     BENCHMARK_TEMPLATE(sgemm_projection, NAME)->Name("sgemm_projection/" #NAME)->ArgName("threads")->Arg(1)   \
         ->Arg(2)->Unit(benchmark::kMillisecond);
 

@@ -65,7 +65,10 @@ def peak_memory(build):
 def compile_times():
     flags = ["-std=c++20", "-O2", "-Iinclude", "-Itests", "-c", "-o", "/dev/null"]
     twins = {"examples/seed_alternative.cpp": "tests/bench/plain/seed_alternative.cpp",
-             "examples/book/gpt2_small.cpp": "tests/bench/plain/gpt2_small.cpp"}
+             "examples/book/gpt2_small.cpp": "tests/bench/plain/gpt2_small.cpp",
+             "examples/seed_corrected.cpp": "tests/bench/plain/seed_corrected.cpp",
+             "examples/book/chapter3.cpp": "tests/bench/plain/chapter3.cpp",
+             "examples/tutorial.cpp": "tests/bench/plain/tutorial.cpp"}
     units = sorted(str(p.relative_to(ROOT)) for p in list((ROOT / "examples").rglob("*.cpp"))
                    + list((ROOT / "tests" / "unit").glob("*.cpp")))
     rows = []

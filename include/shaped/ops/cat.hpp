@@ -8,7 +8,6 @@
 #include <array>
 #include <boost/hana/at.hpp>
 #include <boost/hana/tuple.hpp>
-#include <boost/hana/unpack.hpp>
 #include <cstddef>
 #include <utility>
 
@@ -124,9 +123,11 @@ auto cat_impl(const Parts&... parts) {
 template <int Dim, class... Parts>
 auto cat(const hana::tuple<Parts...>& parts) {
     static_assert(sizeof...(Parts) >= 1, "shaped::cat<Dim>(tensors): needs at least one tensor");
-    return hana::unpack(parts, [](const auto&... p) {
-        return detail::cat_impl<Dim>(p...);
-    });
+    // An index sequence rather than hana::unpack: a failed check then reports two fewer levels.
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+        return detail::cat_impl<Dim>(hana::at_c<I>(parts)...);
+    }
+    (std::make_index_sequence<sizeof...(Parts)>{});
 }
 
 template <int Dim, class Part, std::size_t N>
