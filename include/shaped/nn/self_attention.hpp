@@ -46,8 +46,17 @@ auto causal_weights(basic_tensor<Value, Layout, S...> scores, const Mask& mask, 
         for (std::size_t i = 0; i < t; ++i, row += t) {
             const auto* masked = m + i * context;  // row i of mask[:num_tokens, :num_tokens]
             Value mx = minus_inf;
-            for (std::size_t j = 0; j < t; ++j) mx = std::max(mx, row[j] = masked[j] != 0 ? minus_inf : row[j] / scale);
-            shaped::detail::softmax_finish(row, t, mx);
+            std::size_t lo = t, hi = 0;  // the unmasked keys lie in [lo, hi)
+            for (std::size_t j = 0; j < t; ++j) {
+                if (masked[j] != 0) {
+                    row[j] = minus_inf;
+                } else {
+                    mx = std::max(mx, row[j] = row[j] / scale);
+                    lo = std::min(lo, j);
+                    hi = j + 1;
+                }
+            }
+            shaped::detail::softmax_finish(row, t, mx, std::min(lo, hi), hi);
         }
     return dropout(std::move(weights));
 }

@@ -22,19 +22,46 @@
 namespace shaped {
 
 namespace detail {
-// The rest of a softmax over one contiguous row whose maximum is `mx`: exp(x - mx), their sum, one
-// division per element (PyTorch's order). A masked element (-inf) under a finite maximum gives exactly
-// the 0 that exp would, without the call: on causal scores that is half the row.
+// The rest of a softmax over one contiguous row whose maximum is `mx` and whose elements outside
+// [lo, hi) are -inf: exp(x - mx), their sum, one division per element (PyTorch's order). Under a finite
+// maximum a -inf element gives exactly the 0 that exp and the division would give, without either: on
+// causal scores that is half of every row.
 template <class Value>
-void softmax_finish(Value* row, std::size_t len, Value mx) {
+void softmax_finish(Value* row, std::size_t len, Value mx, std::size_t lo, std::size_t hi) {
     constexpr Value minus_inf = -std::numeric_limits<Value>::infinity();
-    Value sum = 0;
-    if (mx != minus_inf) {
-        for (std::size_t j = 0; j < len; ++j) sum += (row[j] = row[j] == minus_inf ? Value(0) : std::exp(row[j] - mx));
-    } else {  // an all -inf row: exp(nan) everywhere, NaN as in PyTorch
+    if (mx == minus_inf) {  // an all -inf row: exp(nan) everywhere, NaN as in PyTorch
+        Value sum = 0;
         for (std::size_t j = 0; j < len; ++j) sum += (row[j] = std::exp(row[j] - mx));
+        for (std::size_t j = 0; j < len; ++j) row[j] /= sum;
+        return;
     }
-    for (std::size_t j = 0; j < len; ++j) row[j] /= sum;
+    Value sum = 0;
+    for (std::size_t j = lo; j < hi; ++j) sum += (row[j] = row[j] == minus_inf ? Value(0) : std::exp(row[j] - mx));
+    std::fill(row, row + lo, Value(0));
+    std::fill(row + hi, row + len, Value(0));
+    if (sum != sum) {  // a NaN in the row (or +inf): every element becomes NaN through the division
+        lo = 0;
+        hi = len;
+    }
+    for (std::size_t j = lo; j < hi; ++j) row[j] /= sum;
+}
+
+// The maximum of a contiguous row, and the bounds [lo, hi) of its elements that are not -inf.
+template <class Value>
+Value row_max(const Value* row, std::size_t len, std::size_t& lo, std::size_t& hi) {
+    constexpr Value minus_inf = -std::numeric_limits<Value>::infinity();
+    Value mx = minus_inf;
+    lo = len;
+    hi = 0;
+    for (std::size_t j = 0; j < len; ++j) {
+        mx = std::max(mx, row[j]);
+        if (row[j] != minus_inf) {
+            lo = std::min(lo, j);
+            hi = j + 1;
+        }
+    }
+    if (lo > hi) lo = hi;
+    return mx;
 }
 }  // namespace detail
 
@@ -78,9 +105,9 @@ auto softmax(basic_tensor<Value, Layout, Axes...> x) {
             for (std::size_t i = 0; i < inner; ++i) {
                 Value* row = p + o * len * inner + i;
                 if constexpr (inner == 1) {
-                    Value mx = -std::numeric_limits<Value>::infinity();
-                    for (std::size_t j = 0; j < len; ++j) mx = std::max(mx, row[j]);
-                    detail::softmax_finish(row, len, mx);
+                    std::size_t lo, hi;
+                    const Value mx = detail::row_max(row, len, lo, hi);
+                    detail::softmax_finish(row, len, mx, lo, hi);
                 } else {
                     Value mx = -std::numeric_limits<Value>::infinity();
                     for (std::size_t j = 0; j < len; ++j) mx = std::max(mx, row[j * inner]);
