@@ -12,6 +12,7 @@
 #include <initializer_list>
 #include <ostream>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -64,7 +65,9 @@ struct nested_list<Value, Rank, Rank> {
 /// Shapes: `(Axes::extent...)`, row-major. `Layout` is `layout::contiguous` for tensors that PyTorch
 /// would call contiguous, `layout::strided` for the results of `transpose` and `permute` (on which
 /// `view` does not compile, as PyTorch refuses it at run time). Storage is an `xt::xtensor<Value, rank>`
-/// on the heap; a strided tensor holds its elements already permuted, so every op reads plain rows.
+/// on the heap. A strided tensor keeps the buffer of the tensor it was transposed from, with a stride
+/// per axis, as PyTorch does: `matmul` reads it in place through BLAS's leading dimensions, and every
+/// other op reads a row-major copy (`storage()`), as PyTorch's kernels make one with `contiguous()`.
 /// Element type: `float` and `double` for arithmetic; `bool` for masks.
 /// Errors: compile time, conversions between different axes or from strided to contiguous, and every
 /// op's shape rule (see each op). Thrown: `shape_error` when a nested list, a buffer or an xtensor
@@ -94,6 +97,8 @@ public:
     static constexpr bool is_contiguous = std::is_same_v<Layout, layout::contiguous>;
     /// The axes as a Boost.Hana tuple of types.
     static constexpr auto axes = hana::tuple_t<Axes...>;
+    /// Element strides of a row-major tensor of this shape (what `stride()` gives for a contiguous one).
+    static constexpr std::array<std::size_t, rank> row_major_strides = detail::row_major_strides<rank>({Axes::extent...});
 
     /// Zeros (`torch.zeros`).
     basic_tensor() : data_(typename storage_type::shape_type{Axes::extent...}, Value{}) {}
@@ -107,6 +112,18 @@ public:
         : data_(typename storage_type::shape_type{Axes::extent...}) {
         std::size_t n = 0;
         fill_from<0>(values, n);
+    }
+
+    /// A strided tensor over `buffer` (the elements of the tensor it was transposed from, in that
+    /// tensor's order), with the element stride of each of its axes: what `transpose` and `permute` make.
+    /// Throws `shape_error` when the buffer is too short for the strides.
+    basic_tensor(detail::strided_tag, storage_type buffer, const std::array<std::size_t, rank>& strides)
+        requires(!std::is_same_v<Layout, layout::contiguous>)
+        : data_(std::move(buffer)), strides_(strides) {
+        std::size_t last = 0;
+        for (std::size_t k = 0; k < rank; ++k) last += (shape[k] - 1) * strides_[k];
+        if (numel > 0 && last >= data_.size())
+            throw shape_error("strided tensor", shape_text(), std::to_string(data_.size()) + " elements in the buffer");
     }
 
     /// Takes an xtensor whose run-time shape must equal the type's; throws `shape_error` otherwise.
@@ -142,6 +159,7 @@ public:
                           "shaped::tensor: a transposed (strided) tensor becomes contiguous only through "
                           ".contiguous(), as in PyTorch");
             data_ = other.storage();
+            if constexpr (!is_contiguous) strides_ = row_major_strides;
         }
     }
 
@@ -152,23 +170,51 @@ public:
 
     /// Element access without bounds checks (xtensor's `operator()`).
     template <class... Index>
-    requires(sizeof...(Index) == rank) Value& operator()(Index... i) { return data_(i...); }
+    requires(sizeof...(Index) == rank) Value& operator()(Index... i) { return data_.data()[offset(i...)]; }
     template <class... Index>
-    requires(sizeof...(Index) == rank) const Value& operator()(Index... i) const { return data_(i...); }
+    requires(sizeof...(Index) == rank) const Value& operator()(Index... i) const { return data_.data()[offset(i...)]; }
     /// Element access with bounds checks; throws `std::out_of_range`.
     template <class... Index>
-    requires(sizeof...(Index) == rank) const Value& at(Index... i) const { return data_.at(i...); }
+    requires(sizeof...(Index) == rank) const Value& at(Index... i) const {
+        detail::check_index<rank>(shape, {static_cast<std::size_t>(i)...});
+        return (*this)(i...);
+    }
 
-    /// The xtensor that holds the elements, row-major in the order of `Axes...`.
-    const storage_type& storage() const& noexcept { return data_; }
-    storage_type& storage() & noexcept { return data_; }
-    storage_type&& storage() && noexcept { return std::move(data_); }
+    /// The elements as an xtensor, row-major in the order of `Axes...`. For a contiguous tensor, the
+    /// tensor's own (a reference, writable through a non-const tensor); for a strided one, a row-major
+    /// copy made on each call (PyTorch's `contiguous()`), so it is read-only.
+    decltype(auto) storage() const& {
+        if constexpr (is_contiguous)
+            return (data_);
+        else
+            return materialized();
+    }
+    storage_type& storage() & requires(std::is_same_v<Layout, layout::contiguous>) { return data_; }
+    storage_type storage() && {
+        if constexpr (is_contiguous)
+            return std::move(data_);
+        else
+            return materialized();
+    }
+
+    /// The buffer as it lies in memory: for a strided tensor, the elements of the tensor it was transposed
+    /// from, in that tensor's order; read it through `stride()`.
+    const storage_type& buffer() const& noexcept { return data_; }
+    storage_type&& buffer() && noexcept { return std::move(data_); }
+    /// The element stride of each axis in `buffer()`: PyTorch's `x.stride()`.
+    const std::array<std::size_t, rank>& stride() const noexcept {
+        if constexpr (is_contiguous)
+            return row_major_strides;
+        else
+            return strides_;
+    }
 
     /// The shape as text: `(batch=1, num_tokens=2, d_out=6)`.
     static std::string shape_text() { return detail::shape_text<Axes...>(); }
 
     // PyTorch's tensor methods, forwarding to the free functions of ops/ (documented there). On a
-    // temporary, view, reshape, rename, contiguous, softmax and masked_fill reuse its buffer.
+    // temporary, view, reshape, rename, transpose, permute, T, contiguous, softmax and masked_fill reuse
+    // its buffer.
     template <Axis... To>
     auto view() const& {
         return shaped::view<To...>(*this);
@@ -194,18 +240,31 @@ public:
         return shaped::rename<To...>(std::move(*this));
     }
     template <int Dim0, int Dim1>
-    auto transpose() const {
+    auto transpose() const& {
         return shaped::transpose<Dim0, Dim1>(*this);
     }
+    template <int Dim0, int Dim1>
+    auto transpose() && {
+        return shaped::transpose<Dim0, Dim1>(std::move(*this));
+    }
     template <Axis A0, Axis A1>
-    auto transpose() const {
+    auto transpose() const& {
         return shaped::transpose<A0, A1>(*this);
     }
+    template <Axis A0, Axis A1>
+    auto transpose() && {
+        return shaped::transpose<A0, A1>(std::move(*this));
+    }
     template <int... Dims>
-    auto permute() const {
+    auto permute() const& {
         return shaped::permute<Dims...>(*this);
     }
-    auto T() const { return shaped::reverse_axes(*this); }
+    template <int... Dims>
+    auto permute() && {
+        return shaped::permute<Dims...>(std::move(*this));
+    }
+    auto T() const& { return shaped::reverse_axes(*this); }
+    auto T() && { return shaped::reverse_axes(std::move(*this)); }
     auto contiguous() const& { return shaped::contiguous(*this); }
     auto contiguous() && { return shaped::contiguous(std::move(*this)); }
     template <Axis Chunk, int Dim>
@@ -259,10 +318,23 @@ public:
                       "shaped::tensor: printing supports float, double and bool elements");
         static_assert(rank <= 8, "shaped::tensor: printing supports up to 8 axes");
         std::array<std::size_t, rank> extents{Axes::extent...};
-        return os << torch::repr<Value>(t.data_.data(), std::span<const std::size_t>(extents));
+        const auto& elements = t.storage();  // row-major
+        return os << torch::repr<Value>(elements.data(), std::span<const std::size_t>(extents));
     }
 
 private:
+    template <class... Index>
+    std::size_t offset(Index... i) const noexcept {
+        return detail::dot_strides<rank>(stride(), {static_cast<std::size_t>(i)...});
+    }
+
+    // A row-major copy of a strided tensor's elements.
+    storage_type materialized() const {
+        storage_type out(typename storage_type::shape_type{Axes::extent...});
+        detail::gather_strided<Value, rank>(data_.data(), out.data(), shape, strides_);
+        return out;
+    }
+
     template <std::size_t Depth, class List>
     void fill_from(const List& list, std::size_t& n) {
         constexpr std::array<std::size_t, rank> extents{Axes::extent...};
@@ -279,6 +351,16 @@ private:
     }
 
     storage_type data_;
+    // Strided tensors only: the element stride of each axis in data_.
+    struct no_strides {};
+    [[no_unique_address]] std::conditional_t<is_contiguous, no_strides, std::array<std::size_t, rank>> strides_ =
+        stride_init();
+    static constexpr auto stride_init() {
+        if constexpr (is_contiguous)
+            return no_strides{};
+        else
+            return row_major_strides;
+    }
 };
 
 }  // namespace shaped

@@ -16,7 +16,8 @@ namespace test {
 template <class X, std::size_t N>
 void check_exact(const X& x, const std::array<float, N>& golden, std::size_t offset = 0) {
     static_assert(X::numel <= N);
-    const float* p = x.storage().data();
+    const auto& elements = x.storage();  // row-major
+    const float* p = elements.data();
     std::size_t mismatches = 0;
     for (std::size_t i = 0; i < X::numel; ++i)
         if (std::memcmp(&p[i], &golden[offset + i], sizeof(float)) != 0)
@@ -28,7 +29,8 @@ void check_exact(const X& x, const std::array<float, N>& golden, std::size_t off
 template <class X, std::size_t N>
 double max_abs_diff(const X& x, const std::array<float, N>& golden) {
     static_assert(X::numel == N);
-    const float* p = x.storage().data();
+    const auto& elements = x.storage();  // row-major
+    const float* p = elements.data();
     double m = 0;
     for (std::size_t i = 0; i < N; ++i) {
         const double d = std::abs(static_cast<double>(p[i]) - static_cast<double>(golden[i]));

@@ -223,3 +223,76 @@ TEST_CASE("a padding mask on the key axis broadcasts over the queries through un
     CHECK(test::max_abs_diff(weights, golden::padding_13) <= arithmetic_tolerance);
     CHECK(weights(1, 3, 1) == 0.0f);
 }
+
+TEST_CASE("transpose and permute keep the buffer and reorder the strides, as PyTorch's stride() shows") {
+    shaped::torch::manual_seed(3);
+    auto x = shaped::torch::rand<two, three, six>();
+    CHECK(x.stride() == std::array<std::size_t, 3>{18, 6, 1});
+    // PyTorch 1.13: x.view(2, 3, 3, 2).transpose(1, 2).stride() is (18, 2, 6, 1), x.permute(2, 0, 1).stride()
+    // is (1, 18, 6), and a second transpose(2, 3) gives (18, 2, 1, 6).
+    auto y = x.view<two, three, three, part>().transpose<1, 2>();
+    CHECK(y.stride() == std::array<std::size_t, 4>{18, 2, 6, 1});
+    CHECK(x.permute<2, 0, 1>().stride() == std::array<std::size_t, 3>{1, 18, 6});
+    CHECK(y.transpose<2, 3>().stride() == std::array<std::size_t, 4>{18, 2, 1, 6});
+    // A temporary's buffer is taken, not copied; a variable keeps its own.
+    const float* before = x.storage().data();
+    auto moved = std::move(x).permute<2, 0, 1>();
+    CHECK(moved.buffer().data() == before);
+    CHECK(y(1, 2, 0, 1) == y.contiguous()(1, 2, 0, 1));
+    CHECK(y.at(1, 2, 0, 1) == y(1, 2, 0, 1));
+    CHECK_THROWS_AS((void)y.at(1, 3, 0, 1), std::out_of_range);
+}
+
+TEST_CASE("matmul reads strided operands in place and gives what the contiguous copies give") {
+    shaped::torch::manual_seed(17);
+    auto a = shaped::torch::rand<two, four, three, five>();  // read as (two, three, four, five) and so on
+    auto b = shaped::torch::rand<five, two, three, four>();
+    auto at = a.transpose<1, 2>();        // last stride 1: BLAS reads it as it is, lda = 5
+    auto bt = b.permute<1, 2, 0, 3>();    // (two, three, five, four), last stride 1, rows 24 apart
+    auto bs = b.permute<1, 2, 3, 0>();    // (two, three, four, five), column stride 24: BLAS transposes it
+    auto c = shaped::torch::rand<four, two, five, three>().permute<1, 3, 0, 2>();  // no unit stride: gathered
+    static_assert(std::is_same_v<decltype(c), shaped::strided_tensor<float, two, three, four, five>>);
+    const auto reference = shaped::matmul(at.contiguous(), bt.contiguous());
+    CHECK(shaped::max_abs_diff(shaped::matmul(at, bt), reference) == 0.0);
+    CHECK(shaped::max_abs_diff(shaped::matmul(at.contiguous(), bt), reference) == 0.0);
+    const auto products = shaped::matmul(bs, at.transpose<2, 3>());  // both operands transposed views
+    CHECK(shaped::max_abs_diff(products, shaped::matmul(bs.contiguous(), at.transpose<2, 3>().contiguous())) == 0.0);
+    CHECK(shaped::max_abs_diff(shaped::matmul(c, bt), shaped::matmul(c.contiguous(), bt.contiguous())) == 0.0);
+    // A broadcast batch axis over a strided operand.
+    auto w = shaped::torch::rand<five, three>().T();  // (three, five), strides (1, 3)
+    auto x = shaped::torch::rand<two, three, four, three>();
+    CHECK(shaped::max_abs_diff(shaped::matmul(x, w), shaped::matmul(x, w.contiguous())) == 0.0);
+}
+
+TEST_CASE("the modules' causal step equals masked_fill, division and softmax, bit for bit") {
+    struct context_length : shaped::axis<"context_length", 7> {};
+    struct num_tokens : shaped::axis<"num_tokens", 5> {};
+    using keys = shaped::key<num_tokens>;
+    const float minus_inf = -std::numeric_limits<float>::infinity();
+    shaped::nn::dropout eval_dropout(0.0);
+    eval_dropout.eval();
+    // Bitwise equal, or NaN on both sides.
+    auto same = [](const auto& p, const auto& q) {
+        const auto &ep = p.storage(), &eq = q.storage();
+        for (std::size_t i = 0; i < ep.size(); ++i)
+            if (!(std::memcmp(&ep.data()[i], &eq.data()[i], sizeof(float)) == 0 ||
+                  (std::isnan(ep.data()[i]) && std::isnan(eq.data()[i]))))
+                return false;
+        return true;
+    };
+    shaped::torch::manual_seed(21);
+    auto causal = shaped::triu<1>(shaped::ones<context_length, context_length>());
+    auto holes = shaped::torch::rand<context_length, context_length>();  // masked where >= 0.6: gaps in rows
+    for (std::size_t i = 0; i < 7; ++i)
+        for (std::size_t j = 0; j < 7; ++j) holes(i, j) = holes(i, j) >= 0.6f ? 1.0f : 0.0f;
+    for (std::size_t j = 0; j < 7; ++j) holes(2, j) = 1.0f;  // a row with every key masked
+    for (const auto& mask : {causal, holes}) {
+        auto scores = shaped::torch::rand<two, three, num_tokens, keys>() * 8.0f - 4.0f;
+        scores(1, 2, 3, 1) = std::numeric_limits<float>::quiet_NaN();
+        scores(0, 1, 4, 0) = minus_inf;
+        const auto reference = shaped::softmax<-1>(
+            scores.masked_fill(mask.slice<num_tokens, keys>().to<bool>(), minus_inf) / std::sqrt(6.0f));
+        const auto fused = shaped::nn::detail::causal_weights<num_tokens>(scores, mask, eval_dropout, 6);
+        CHECK(same(fused, reference));
+    }
+}

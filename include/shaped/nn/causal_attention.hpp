@@ -56,7 +56,7 @@ public:
             auto queries = W_query(x);
             auto values = W_value(x).template rename<batch, key<num_tokens>, DOut>();
 
-            auto attn_scores = matmul(queries, keys.template transpose<1, 2>());  // (b, num_tokens, key<...>)
+            auto attn_scores = matmul(queries, std::move(keys).template transpose<1, 2>());  // (b, num_tokens, key<...>)
             auto attn_weights = detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, DOut::extent);
             return matmul(attn_weights, values);
         } else {

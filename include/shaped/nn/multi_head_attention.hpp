@@ -67,15 +67,17 @@ public:
             auto queries = W_query(x).template view<b, num_tokens, NumHeads, head_dim>();
             auto values = W_value(x).template view<b, num_tokens, NumHeads, head_dim>();
 
-            auto k = keys.template transpose<1, 2>().template rename<b, NumHeads, num_keys, head_dim>();
-            auto q = queries.template transpose<1, 2>();
-            auto v = values.template transpose<1, 2>().template rename<b, NumHeads, num_keys, head_dim>();
+            // Where the book reassigns a name, the old value is moved: its buffer passes on, and the
+            // transposes are strides over it that matmul reads in place.
+            auto k = std::move(keys).template transpose<1, 2>().template rename<b, NumHeads, num_keys, head_dim>();
+            auto q = std::move(queries).template transpose<1, 2>();
+            auto v = std::move(values).template transpose<1, 2>().template rename<b, NumHeads, num_keys, head_dim>();
 
-            auto attn_scores = matmul(q, k.template transpose<2, 3>());  // (b, num_heads, num_tokens, key<...>)
+            auto attn_scores = matmul(q, std::move(k).template transpose<2, 3>());  // (b, num_heads, num_tokens, key<...>)
             auto attn_weights = detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, head_dim::extent);
 
             auto context_vec = matmul(attn_weights, v).template transpose<1, 2>();
-            return out_proj(context_vec.contiguous().template view<b, num_tokens, DOut>());
+            return out_proj(std::move(context_vec).contiguous().template view<b, num_tokens, DOut>());
         } else {
             return diag::failed_shape_check{};
         }

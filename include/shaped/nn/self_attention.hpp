@@ -9,6 +9,7 @@
 #include <limits>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "../tensor.hpp"
 #include "../torch/generator.hpp"
@@ -24,8 +25,6 @@ auto scaled_softmax(Scores scores, std::size_t d) {
     return shaped::softmax<-1>(std::move(scores) / static_cast<value>(std::sqrt(static_cast<double>(d))));
 }
 
-// Checks a module's input once, up front, so that a bad input gives one error and not one per step of
-// the forward pass: the rank, the last axis (d_in), and the number of tokens against context_length.
 // The causal steps of listings 3.3 and 3.5, shared by causal_attention and multi_head_attention:
 // mask[:num_tokens, :num_tokens] filled with -inf, softmax of the scores over sqrt(d), dropout.
 // One pass over each row of the scores does what masked_fill, the division and softmax do one after the
@@ -39,28 +38,52 @@ auto causal_weights(basic_tensor<Value, Layout, S...> scores, const Mask& mask, 
                   "shaped::nn: the causal step takes scores that end on (num_tokens, key<num_tokens>)");
     constexpr Value minus_inf = -std::numeric_limits<Value>::infinity();
     const Value scale = static_cast<Value>(std::sqrt(static_cast<double>(d)));
+    // The mask is the same for every batch and head: find once, for each query row, the span [lo, hi)
+    // of its unmasked keys and whether the span has no masked key inside (true of a causal mask).
+    struct key_span {
+        std::size_t lo, hi;
+        bool dense;
+    };
+    std::vector<key_span> spans(t);
+    const auto* m = mask.storage().data();
+    for (std::size_t i = 0; i < t; ++i) {
+        const auto* masked = m + i * context;  // row i of mask[:num_tokens, :num_tokens]
+        key_span sp{t, 0, true};
+        for (std::size_t j = 0; j < t; ++j)
+            if (masked[j] == 0) {
+                sp.lo = std::min(sp.lo, j);
+                sp.hi = j + 1;
+            }
+        sp.lo = std::min(sp.lo, sp.hi);
+        for (std::size_t j = sp.lo; j < sp.hi; ++j) sp.dense = sp.dense && masked[j] == 0;
+        spans[i] = sp;
+    }
     tensor<Value, S...> weights(std::move(scores).storage());
     Value* row = weights.storage().data();
-    const auto* m = mask.storage().data();
     for (std::size_t o = 0; o < weights.numel / (t * t); ++o)
         for (std::size_t i = 0; i < t; ++i, row += t) {
-            const auto* masked = m + i * context;  // row i of mask[:num_tokens, :num_tokens]
+            const key_span sp = spans[i];
             Value mx = minus_inf;
-            std::size_t lo = t, hi = 0;  // the unmasked keys lie in [lo, hi)
-            for (std::size_t j = 0; j < t; ++j) {
-                if (masked[j] != 0) {
-                    row[j] = minus_inf;
-                } else {
-                    mx = std::max(mx, row[j] = row[j] / scale);
-                    lo = std::min(lo, j);
-                    hi = j + 1;
+            if (sp.lo == sp.hi) {  // every key masked: -inf throughout, and softmax gives NaN
+                std::fill(row, row + t, minus_inf);
+            } else if (sp.dense) {  // outside [lo, hi) masked: softmax_finish writes those zeros
+                for (std::size_t j = sp.lo; j < sp.hi; ++j) mx = std::max(mx, row[j] = row[j] / scale);
+            } else {
+                const auto* masked = m + i * context;
+                for (std::size_t j = 0; j < t; ++j) {
+                    if (masked[j] != 0)
+                        row[j] = minus_inf;
+                    else
+                        mx = std::max(mx, row[j] = row[j] / scale);
                 }
             }
-            shaped::detail::softmax_finish(row, t, mx, std::min(lo, hi), hi);
+            shaped::detail::softmax_finish(row, t, mx, sp.lo, sp.hi);
         }
     return dropout(std::move(weights));
 }
 
+// Checks a module's input once, up front, so that a bad input gives one error and not one per step of
+// the forward pass: the rank, the last axis (d_in), and the number of tokens against context_length.
 template <std::size_t Rank, class DIn, class ContextLength, class... X>
 constexpr bool input_ok() {
     constexpr bool rank_ok = sizeof...(X) == Rank;
@@ -115,7 +138,7 @@ public:
             auto keys = matmul(x, W_key).template rename<key<tokens>, DOut>();
             auto queries = matmul(x, W_query);
             auto values = matmul(x, W_value).template rename<key<tokens>, DOut>();
-            auto attn_scores = matmul(queries, keys.T());  // (num_tokens, key<num_tokens>)
+            auto attn_scores = matmul(queries, std::move(keys).T());  // (num_tokens, key<num_tokens>)
             auto attn_weights = detail::scaled_softmax(attn_scores, DOut::extent);
             return matmul(attn_weights, values);
         } else {
@@ -147,7 +170,7 @@ public:
             auto keys = W_key(x).template rename<key<tokens>, DOut>();
             auto queries = W_query(x);
             auto values = W_value(x).template rename<key<tokens>, DOut>();
-            auto attn_scores = matmul(queries, keys.T());
+            auto attn_scores = matmul(queries, std::move(keys).T());
             auto attn_weights = detail::scaled_softmax(attn_scores, DOut::extent);
             return matmul(attn_weights, values);
         } else {

@@ -133,8 +133,10 @@ double max_abs_diff(const basic_tensor<Value, LA, A...>& a, const basic_tensor<V
                   "shaped::max_abs_diff(a, b): a and b must have the same axes to be compared");
     double m = 0;
     if constexpr (ok) {
-        const Value* pa = a.storage().data();
-        const ValueB* pb = b.storage().data();
+        const auto& ea = a.storage();  // row-major (a copy for a strided tensor, kept alive here)
+        const auto& eb = b.storage();
+        const Value* pa = ea.data();
+        const ValueB* pb = eb.data();
         for (std::size_t i = 0; i < a.numel; ++i)
             m = std::max(m, std::abs(static_cast<double>(pa[i]) - static_cast<double>(pb[i])));
     }
@@ -152,8 +154,10 @@ bool allclose(const basic_tensor<Value, LA, A...>& a, const basic_tensor<ValueB,
     static_assert(diag::expect<ok, detail::described<diag::lhs_axes, A...>, detail::described<diag::rhs_axes, B...>>,
                   "shaped::allclose(a, b): a and b must have the same axes to be compared");
     if constexpr (ok) {
-        const Value* pa = a.storage().data();
-        const ValueB* pb = b.storage().data();
+        const auto& ea = a.storage();  // row-major (a copy for a strided tensor, kept alive here)
+        const auto& eb = b.storage();
+        const Value* pa = ea.data();
+        const ValueB* pb = eb.data();
         for (std::size_t i = 0; i < a.numel; ++i) {
             double x = pa[i], y = pb[i];
             if (!(std::abs(x - y) <= atol + rtol * std::abs(y)))

@@ -153,7 +153,8 @@ auto masked_fill(basic_tensor<Value, LX, X...> x, const basic_tensor<M, LM, MA..
         }();
         tensor<Value, X...> out(std::move(x).storage());  // a temporary x is filled in place
         Value* y = out.storage().data();
-        const M* m = mask.storage().data();
+        const auto& mask_elements = mask.storage();  // row-major (a copy for a strided mask)
+        const M* m = mask_elements.data();
         constexpr std::size_t run = extent[n - 1], step = mask_stride[n - 1];
         std::array<std::size_t, n> index{};
         std::size_t offset = 0;

@@ -5,11 +5,13 @@
 /// `matmul`: PyTorch's `@` on tensors of rank 2 or more, batched over the leading axes, on BLAS.
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <limits>
 #include <type_traits>
 #include <utility>
 #include <xtensor-blas/xblas.hpp>
+#include <xtensor/xtensor.hpp>
 
 #include "../diagnostics.hpp"
 #include "../shape.hpp"
@@ -22,21 +24,83 @@ namespace detail {
 /// The largest extent one BLAS call takes (its index type is `int` in xtensor-blas's default build).
 inline constexpr std::size_t blas_max = static_cast<std::size_t>(std::numeric_limits<xt::blas_index_t>::max());
 
+// How BLAS reads a rows × cols matrix whose elements lie `rs` apart along a row index and `cs` apart
+// along a column index: as it is (row-major, leading dimension rs) when cs is 1, or as the transpose of a
+// row-major cols × rows matrix (leading dimension cs) when rs is 1. Neither: `ok` is false.
+struct blas_matrix {
+    bool ok = false;
+    bool trans = false;
+    std::size_t ld = 0;
+};
+constexpr blas_matrix blas_layout(std::size_t rows, std::size_t cols, std::size_t rs, std::size_t cs) {
+    if (cols == 1 || cs == 1) {  // the stride of an extent-1 axis is never followed
+        const std::size_t ld = rows == 1 ? std::max<std::size_t>(cols, 1) : rs;
+        if (ld >= std::max<std::size_t>(cols, 1) && ld <= blas_max) return {true, false, ld};
+    }
+    if (rows == 1 || rs == 1) {
+        const std::size_t ld = cols == 1 ? std::max<std::size_t>(rows, 1) : cs;
+        if (ld >= std::max<std::size_t>(rows, 1) && ld <= blas_max) return {true, true, ld};
+    }
+    return {};
+}
+
+// C[M×N] (row-major, contiguous) = op(A)[M×K] · op(B)[K×N], A and B laid out as `la` and `lb` say; `a_row`
+// is the distance between A's rows. Rows beyond BLAS's index range go in several calls; N and K are
+// checked by the callers at compile time.
+template <class Value>
+void gemm(const Value* a, const blas_matrix& la, std::size_t a_row, const Value* b, const blas_matrix& lb, Value* c,
+          std::size_t m, std::size_t n, std::size_t k) {
+    using index = xt::blas_index_t;
+    auto op = [](const blas_matrix& l) { return l.trans ? cxxblas::Transpose::Trans : cxxblas::Transpose::NoTrans; };
+    for (std::size_t row = 0; row < m; row += blas_max) {
+        const std::size_t rows = std::min(blas_max, m - row);
+        cxxblas::gemm<index>(cxxblas::StorageOrder::RowMajor, op(la), op(lb), static_cast<index>(rows),
+                             static_cast<index>(n), static_cast<index>(k), Value(1), a + row * a_row,
+                             static_cast<index>(la.ld), b, static_cast<index>(lb.ld), Value(0), c + row * n,
+                             static_cast<index>(n));
+    }
+}
+
 // C[M×N] = A[M×K] · B[K×N] (row-major, contiguous), or A · Bᵀ with B stored N×K when `b_transposed`.
-// Rows beyond BLAS's index range go in several calls; N and K are checked by the callers at compile time.
 template <class Value>
 void gemm(const Value* a, const Value* b, Value* c, std::size_t m, std::size_t n, std::size_t k,
           bool b_transposed = false) {
-    using index = xt::blas_index_t;
-    for (std::size_t row = 0; row < m; row += blas_max) {
-        const std::size_t rows = std::min(blas_max, m - row);
-        cxxblas::gemm<index>(cxxblas::StorageOrder::RowMajor, cxxblas::Transpose::NoTrans,
-                             b_transposed ? cxxblas::Transpose::Trans : cxxblas::Transpose::NoTrans,
-                             static_cast<index>(rows), static_cast<index>(n), static_cast<index>(k), Value(1),
-                             a + row * k, static_cast<index>(k), b, static_cast<index>(b_transposed ? k : n),
-                             Value(0), c + row * n, static_cast<index>(n));
-    }
+    gemm(a, blas_matrix{true, false, k}, k, b, blas_matrix{true, b_transposed, b_transposed ? k : n}, c, m, n, k);
 }
+
+// One matmul operand as BLAS reads it: its buffer (a row-major copy when its last two strides suit no
+// BLAS layout), the strides, and the layout of each batch's matrix.
+template <class Value, std::size_t N>
+struct blas_operand {
+    typename xt::xtensor<Value, N>::storage_type copy;  // holds the elements only when they had to be gathered
+    const Value* data = nullptr;
+    std::array<std::size_t, N> stride{};
+    blas_matrix layout;
+
+    template <class Tensor>
+    explicit blas_operand(const Tensor& t) {
+        constexpr auto extent = Tensor::shape;
+        stride = t.stride();
+        data = t.buffer().data();
+        layout = blas_layout(extent[N - 2], extent[N - 1], stride[N - 2], stride[N - 1]);
+        if (!layout.ok) {
+            copy.resize(Tensor::numel);
+            gather_strided<Value, N>(t.buffer().data(), copy.data(), extent, stride);
+            data = copy.data();
+            stride = Tensor::row_major_strides;
+            layout = blas_layout(extent[N - 2], extent[N - 1], stride[N - 2], stride[N - 1]);
+        }
+    }
+    // Where the matrix of batch j (row-major over this operand's batch axes) starts.
+    const Value* matrix(std::size_t j, const std::array<std::size_t, N>& extent) const {
+        std::size_t offset = 0;
+        for (std::size_t q = N - 2; q-- > 0;) {
+            offset += (j % extent[q]) * stride[q];
+            j /= extent[q];
+        }
+        return data + offset;
+    }
+};
 
 // The batch axes of the result: the longer of the two batch lists (the shorter broadcasts).
 template <class L, class R>
@@ -130,12 +194,14 @@ auto matmul(const basic_tensor<Value, LayoutA, A...>& a, const basic_tensor<Valu
                 constexpr std::size_t a_batches = detail::numel_v<A...> / (m * k);
                 constexpr std::size_t b_batches = detail::numel_v<B...> / (k * n);
                 result_t out(uninitialized);
-                const Value* pa = a.storage().data();
-                const Value* pb = b.storage().data();
+                // Strided operands (transposes) are read in place through BLAS's leading dimensions.
+                const detail::blas_operand<Value, na> oa(a);
+                const detail::blas_operand<ValueB, nb> ob(b);
                 Value* pc = out.storage().data();
                 // The shorter batch list is a suffix of the result's, so its index is i modulo its size.
                 for (std::size_t i = 0; i < batches; ++i)
-                    detail::gemm(pa + (i % a_batches) * m * k, pb + (i % b_batches) * k * n, pc + i * m * n, m, n, k);
+                    detail::gemm(oa.matrix(i % a_batches, {A::extent...}), oa.layout, oa.stride[na - 2],
+                                 ob.matrix(i % b_batches, {B::extent...}), ob.layout, pc + i * m * n, m, n, k);
                 return out;
             } else {
                 return diag::failed_shape_check{};

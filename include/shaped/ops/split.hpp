@@ -59,9 +59,10 @@ auto split(const basic_tensor<Value, Layout, Axes...>& x) {
                     (std::size_t{1} * ... * (I >= d ? detail::axis_at_t<I, Axes...>::extent : 1));
                 constexpr std::size_t outer = detail::numel_v<Axes...> / inner;
                 constexpr std::size_t block = inner / parts;
+                const auto& elements = x.storage();  // row-major (a copy for a strided tensor)
                 auto take = [&](std::size_t p) {
                     part_t out(uninitialized);
-                    const Value* src = x.storage().data();
+                    const Value* src = elements.data();
                     Value* dst = out.storage().data();
                     for (std::size_t o = 0; o < outer; ++o)
                         std::copy_n(src + o * inner + p * block, block, dst + o * block);

@@ -58,10 +58,16 @@ auto stack(const std::array<Part, N>& parts) {
             return p;
         }();
         result_t out(uninitialized);
+        std::array<typename Part::storage_type, Part::is_contiguous ? 0 : N> copies;  // strided parts, row-major
         std::array<const value*, N> src{};
         std::array<std::size_t, N> sizes{};
         for (std::size_t i = 0; i < N; ++i) {
-            src[i] = parts[i].storage().data();
+            if constexpr (Part::is_contiguous) {
+                src[i] = parts[i].storage().data();
+            } else {
+                copies[i] = parts[i].storage();
+                src[i] = copies[i].data();
+            }
             sizes[i] = inner;
         }
         detail::join_rows<value, N>(src, sizes, Part::numel / inner, out.storage().data());
@@ -89,7 +95,8 @@ auto unsqueeze(const basic_tensor<Value, Layout, Axes...>& x) {
                                                        basic_tensor<Value, Layout, Axes...>,
                                                        std::make_index_sequence<rank>>::type;
         result_t out(uninitialized);
-        std::copy(x.storage().begin(), x.storage().end(), out.storage().begin());
+        const auto& elements = x.storage();  // row-major (a copy for a strided tensor)
+        std::copy(elements.begin(), elements.end(), out.storage().begin());
         return out;
     } else {
         return diag::failed_shape_check{};

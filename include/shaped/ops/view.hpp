@@ -121,10 +121,14 @@ auto rename(basic_tensor<Value, Layout, From...> x) {
                                detail::described<diag::to_axes, To...>>,
                   "shaped::rename<To...>(x): rename gives new names in place; it does not move axes, and a target "
                   "axis that x has at another place means a transpose was meant (transpose<i, j>() first)");
-    if constexpr (ok && !moves)
+    if constexpr (ok && !moves && std::is_same_v<Layout, layout::contiguous>) {
         return basic_tensor<Value, Layout, To...>(std::move(x).storage());
-    else
+    } else if constexpr (ok && !moves) {  // strided: the same buffer and strides under the new names
+        const auto strides = x.stride();
+        return basic_tensor<Value, Layout, To...>(detail::strided_tag{}, std::move(x).buffer(), strides);
+    } else {
         return diag::failed_shape_check{};
+    }
 }
 
 }  // namespace shaped

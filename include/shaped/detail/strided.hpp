@@ -1,0 +1,82 @@
+#ifndef SHAPED_DETAIL_STRIDED_HPP
+#define SHAPED_DETAIL_STRIDED_HPP
+
+/// \file
+/// Walking a strided tensor's buffer: the offset of an index, and a row-major copy of the elements.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace shaped::detail {
+
+/// Tag for the constructor of a strided tensor over a buffer and its strides.
+struct strided_tag {
+    explicit strided_tag() = default;
+};
+
+template <std::size_t N>
+constexpr std::array<std::size_t, N> row_major_strides(const std::array<std::size_t, N>& extent) {
+    std::array<std::size_t, N> stride{};
+    std::size_t step = 1;
+    for (std::size_t k = N; k-- > 0;) {
+        stride[k] = step;
+        step *= extent[k];
+    }
+    return stride;
+}
+
+// Throws std::out_of_range when an index lies outside its axis.
+template <std::size_t N>
+void check_index(const std::array<std::size_t, N>& extent, const std::array<std::size_t, N>& index) {
+    for (std::size_t k = 0; k < N; ++k)
+        if (index[k] >= extent[k])
+            throw std::out_of_range("shaped::tensor::at: index " + std::to_string(index[k]) + " is out of range for axis " +
+                                    std::to_string(k) + ", whose extent is " + std::to_string(extent[k]));
+}
+
+template <std::size_t N>
+constexpr std::size_t dot_strides(const std::array<std::size_t, N>& strides, const std::array<std::size_t, N>& index) {
+    std::size_t offset = 0;
+    for (std::size_t k = 0; k < N; ++k) offset += strides[k] * index[k];
+    return offset;
+}
+
+// out[i...] = in[Σ i_k · stride_k], out row-major with the given extents. Walks the output in order,
+// moving the input offset by the strides, and copies runs along the last axis in a tight loop (a
+// general xtensor strided assignment is several times slower here).
+template <class Value, std::size_t N>
+void gather_strided(const Value* in, Value* out, const std::array<std::size_t, N>& extent,
+                    const std::array<std::size_t, N>& stride) {
+    if constexpr (N == 0) {
+        *out = *in;
+    } else {
+        std::size_t total = 1;
+        for (auto e : extent) total *= e;
+        if (total == 0) return;
+        const std::size_t run = extent[N - 1], step = stride[N - 1];
+        std::array<std::size_t, N> index{};
+        std::size_t offset = 0;
+        for (std::size_t done = 0; done < total; done += run) {
+            const Value* src = in + offset;
+            if (step == 1)
+                std::copy_n(src, run, out);
+            else
+                for (std::size_t j = 0; j < run; ++j) out[j] = src[j * step];
+            out += run;
+            // Advance the index over all but the last axis, carrying like an odometer.
+            for (std::size_t k = N - 1; k-- > 0;) {
+                offset += stride[k];
+                if (++index[k] < extent[k]) break;
+                offset -= stride[k] * extent[k];
+                index[k] = 0;
+            }
+        }
+    }
+}
+
+}  // namespace shaped::detail
+
+#endif
