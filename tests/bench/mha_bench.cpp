@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <shaped/shaped.hpp>
+#include <xsimd/xsimd.hpp>
 
 // OpenBLAS's thread control (its cblas.h would clash with the CBLAS declarations xtensor-blas brings).
 extern "C" void openblas_set_num_threads(int);
@@ -86,14 +87,28 @@ void check_against_shaped(const char* name, const Reference& reference, Forward&
     }
 }
 
-// Softmax of one row of causal scores in place, scaled, with the keys after `last` masked.
+// Softmax of one row of causal scores in place, scaled, with the keys after `last` masked; exp on
+// xsimd batches, as shaped's softmax does, so that the peers differ only in what shaped adds.
 inline void causal_softmax_row(float* row, std::size_t len, std::size_t last, float scale) {
+    using batch = xsimd::batch<float>;
+    constexpr std::size_t width = batch::size;
+    const std::size_t n = last + 1;
     float mx = -std::numeric_limits<float>::infinity();
-    for (std::size_t j = 0; j <= last; ++j) mx = std::max(mx, row[j] * scale);
-    float sum = 0;
-    for (std::size_t j = 0; j <= last; ++j) sum += (row[j] = std::exp(row[j] * scale - mx));
-    for (std::size_t j = 0; j <= last; ++j) row[j] /= sum;
-    std::fill(row + last + 1, row + len, 0.f);
+    for (std::size_t j = 0; j < n; ++j) mx = std::max(mx, row[j] *= scale);
+    const batch max_b(mx);
+    batch sum_b(0.f);
+    std::size_t j = 0;
+    for (; j + width <= n; j += width) {
+        const batch e = xsimd::exp(batch::load_unaligned(row + j) - max_b);
+        e.store_unaligned(row + j);
+        sum_b += e;
+    }
+    float sum = xsimd::hadd(sum_b);
+    for (; j < n; ++j) sum += (row[j] = std::exp(row[j] - mx));
+    const batch sum_all(sum);
+    for (j = 0; j + width <= n; j += width) (batch::load_unaligned(row + j) / sum_all).store_unaligned(row + j);
+    for (; j < n; ++j) row[j] /= sum;
+    std::fill(row + n, row + len, 0.f);
 }
 
 // The weights and input that the hand-written peers share with shaped's module.

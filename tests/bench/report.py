@@ -118,7 +118,7 @@ set xrange [100:1300]
 set title 'Multi-head attention forward, GPT-2 small sizes, batch 1, 1 thread'
 set xlabel 'num_tokens'; set ylabel 'ms per forward pass'
 set logscale xy; set key left top; set grid
-plot """ + ", ".join(f"'{data if i == 0 else ''}' using 1:{i + 2} with linespoints title '{title}'"
+plot """ + ", ".join(f"'{data if i == 0 else ''}' using 1:{i + 2} with linespoints title \"{title}\""
                     for i, title in enumerate(PLOTTED.values())) + "\n"
     subprocess.run([gnuplot], input=script, text=True, check=True)
     data.unlink()

@@ -11,6 +11,7 @@
 #include <limits>
 #include <utility>
 #include <type_traits>
+#include <xsimd/xsimd.hpp>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xreducer.hpp>
 #include <xtensor/xtensor.hpp>
@@ -23,9 +24,10 @@ namespace shaped {
 
 namespace detail {
 // The rest of a softmax over one contiguous row whose maximum is `mx` and whose elements outside
-// [lo, hi) are -inf: exp(x - mx), their sum, one division per element (PyTorch's order). Under a finite
-// maximum a -inf element gives exactly the 0 that exp and the division would give, without either: on
-// causal scores that is half of every row.
+// [lo, hi) are -inf: exp(x - mx), their sum, one division per element. exp runs on SIMD batches
+// (xsimd, the xtensor family's SIMD library, at the width the compiler flags allow), as PyTorch's
+// vectorised softmax kernel does. Under a finite maximum a -inf element gives exactly 0, so the elements
+// outside [lo, hi) are set to 0 without either step: on causal scores that is half of every row.
 template <class Value>
 void softmax_finish(Value* row, std::size_t len, Value mx, std::size_t lo, std::size_t hi) {
     constexpr Value minus_inf = -std::numeric_limits<Value>::infinity();
@@ -35,15 +37,27 @@ void softmax_finish(Value* row, std::size_t len, Value mx, std::size_t lo, std::
         for (std::size_t j = 0; j < len; ++j) row[j] /= sum;
         return;
     }
-    Value sum = 0;
-    for (std::size_t j = lo; j < hi; ++j) sum += (row[j] = row[j] == minus_inf ? Value(0) : std::exp(row[j] - mx));
+    using batch = xsimd::batch<Value>;
+    constexpr std::size_t width = batch::size;
+    const batch max_b(mx);
+    batch sum_b(Value(0));
+    std::size_t j = lo;
+    for (; j + width <= hi; j += width) {
+        const batch e = xsimd::exp(batch::load_unaligned(row + j) - max_b);
+        e.store_unaligned(row + j);
+        sum_b += e;
+    }
+    Value sum = xsimd::hadd(sum_b);
+    for (; j < hi; ++j) sum += (row[j] = row[j] == minus_inf ? Value(0) : std::exp(row[j] - mx));
     std::fill(row, row + lo, Value(0));
     std::fill(row + hi, row + len, Value(0));
     if (sum != sum) {  // a NaN in the row (or +inf): every element becomes NaN through the division
         lo = 0;
         hi = len;
     }
-    for (std::size_t j = lo; j < hi; ++j) row[j] /= sum;
+    const batch sum_all(sum);
+    for (j = lo; j + width <= hi; j += width) (batch::load_unaligned(row + j) / sum_all).store_unaligned(row + j);
+    for (; j < hi; ++j) row[j] /= sum;
 }
 
 // The maximum of a contiguous row, and the bounds [lo, hi) of its elements that are not -inf.
