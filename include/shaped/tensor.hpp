@@ -120,11 +120,11 @@ public:
     basic_tensor(detail::strided_tag, storage_type buffer, const std::array<std::size_t, rank>& strides)
         requires(!std::is_same_v<Layout, layout::contiguous>)
         : data_(std::move(buffer)), strides_(strides) {
-        std::size_t last = 0;
-        for (std::size_t k = 0; k < rank; ++k) last += (shape[k] - 1) * strides_[k];
-        if (numel > 0 && last >= data_.size())
-            throw shape_error("strided tensor", shape_text(), std::to_string(data_.size()) + " elements in the buffer");
+        detail::check_strided_buffer(shape, strides_, data_.size());
     }
+
+    /// Takes elements that an op has made in this type's shape (not checked).
+    basic_tensor(detail::adopt_tag, storage_type values) noexcept : data_(std::move(values)) {}
 
     /// Takes an xtensor whose run-time shape must equal the type's; throws `shape_error` otherwise.
     explicit basic_tensor(storage_type values) : data_(std::move(values)) {

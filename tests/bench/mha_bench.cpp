@@ -74,9 +74,10 @@ void shaped_loop_form(benchmark::State& state) {
 
 // A hand-written peer's result must equal shaped's: compared once, before timing (skipped when
 // SHAPED_BENCH_NO_CHECK is set, so that a process's peak memory is the hand-written pass's alone).
-template <class Reference, class Forward>
-void check_against_shaped(const char* name, const Reference& reference, Forward& forward) {
+template <class Setup, class Forward>
+void check_against_shaped(const char* name, Setup& s, Forward& forward) {
     if (std::getenv("SHAPED_BENCH_NO_CHECK")) return;
+    const auto reference = s.mha(s.x);
     const auto once = forward();
     double diff = 0;
     for (std::size_t i = 0; i < once.size(); ++i)
@@ -165,7 +166,7 @@ void hand_written(benchmark::State& state) {
         s.add_out_bias(y.data());
         return y;
     };
-    check_against_shaped("hand-written", s.mha(s.x), forward);
+    check_against_shaped("hand-written", s, forward);
     for (auto _ : state) {
         auto y = forward();
         benchmark::DoNotOptimize(y.data());
@@ -201,7 +202,7 @@ void hand_fused(benchmark::State& state) {
         s.add_out_bias(y.data());
         return y;
     };
-    check_against_shaped("fused hand-written", s.mha(s.x), forward);
+    check_against_shaped("fused hand-written", s, forward);
     for (auto _ : state) {
         auto y = forward();
         benchmark::DoNotOptimize(y.data());

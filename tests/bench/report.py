@@ -92,7 +92,7 @@ def diagnostics():
             out = subprocess.run([cxx, "-std=c++20", "-fsyntax-only", "-DSHAPE_BUG", "-Iinclude", "-Itests/compile_fail",
                                   str(case.relative_to(ROOT))], cwd=ROOT, capture_output=True, text=True).stderr
             lines = out.splitlines()
-            first = next((i + 1 for i, l in enumerate(lines) if '"shaped::' in l or "failed: shaped::" in l), None)
+            first = next((i + 1 for i, l in enumerate(lines) if '"shaped' in l or "failed: shaped" in l), None)
             rows.append((case.name, cxx, len(lines), first))
     return rows
 

@@ -10,7 +10,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "../diagnostics.hpp"
+
 namespace shaped::detail {
+
+/// Tag for the constructor that takes elements an op has made in the type's shape: no check, no throw.
+struct adopt_tag {
+    explicit adopt_tag() = default;
+};
 
 /// Tag for the constructor of a strided tensor over a buffer and its strides.
 struct strided_tag {
@@ -35,6 +42,31 @@ void check_index(const std::array<std::size_t, N>& extent, const std::array<std:
         if (index[k] >= extent[k])
             throw std::out_of_range("shaped::tensor::at: index " + std::to_string(index[k]) + " is out of range for axis " +
                                     std::to_string(k) + ", whose extent is " + std::to_string(extent[k]));
+}
+
+// Throws shape_error unless a buffer of `size` elements holds every element that the extents and
+// strides reach. The message is built out of line, so that each strided tensor type does not carry it.
+[[noreturn, gnu::noinline]] inline void short_strided_buffer(const std::size_t* extent, const std::size_t* stride,
+                                                             std::size_t rank, std::size_t needed, std::size_t size) {
+    std::string extents, strides;
+    for (std::size_t k = 0; k < rank; ++k) {
+        extents += (k ? ", " : "") + std::to_string(extent[k]);
+        strides += (k ? ", " : "") + std::to_string(stride[k]);
+    }
+    throw shape_error("strided tensor",
+                      std::to_string(needed) + " elements for extents (" + extents + ") and strides (" + strides + ")",
+                      std::to_string(size) + " elements in the buffer");
+}
+
+template <std::size_t N>
+void check_strided_buffer(const std::array<std::size_t, N>& extent, const std::array<std::size_t, N>& stride,
+                          std::size_t size) {
+    std::size_t needed = 1;
+    for (std::size_t k = 0; k < N; ++k) {
+        if (extent[k] == 0) return;
+        needed += (extent[k] - 1) * stride[k];
+    }
+    if (needed > size) short_strided_buffer(extent.data(), stride.data(), N, needed, size);
 }
 
 template <std::size_t N>

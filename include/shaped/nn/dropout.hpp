@@ -46,7 +46,7 @@ public:
     tensor<Value, Axes...> operator()(basic_tensor<Value, Layout, Axes...> x,
                                       torch::generator& gen = torch::default_generator()) const {
         static_assert(std::is_floating_point_v<Value>, "shaped::nn::dropout: elements must be float or double");
-        tensor<Value, Axes...> out(std::move(x).storage());
+        tensor<Value, Axes...> out(shaped::detail::adopt_tag{}, std::move(x).storage());
         if (!training_ || p_ == 0.0) return out;
         Value* y = out.storage().data();
         if (p_ == 1.0) {

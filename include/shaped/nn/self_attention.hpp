@@ -58,7 +58,7 @@ auto causal_weights(basic_tensor<Value, Layout, S...> scores, const Mask& mask, 
         for (std::size_t j = sp.lo; j < sp.hi; ++j) sp.dense = sp.dense && masked[j] == 0;
         spans[i] = sp;
     }
-    tensor<Value, S...> weights(std::move(scores).storage());
+    tensor<Value, S...> weights(shaped::detail::adopt_tag{}, std::move(scores).storage());
     Value* row = weights.storage().data();
     for (std::size_t o = 0; o < weights.numel / (t * t); ++o)
         for (std::size_t i = 0; i < t; ++i, row += t) {

@@ -39,7 +39,7 @@ auto broadcast_apply(const basic_tensor<Value, LA, A...>& a, const basic_tensor<
     if constexpr (ok) {
         using result_t = typename broadcast_result<axis_pack<A...>, axis_pack<B...>>::template type<Value>;
         typename result_t::storage_type out = f(a.storage(), b.storage());
-        return result_t(std::move(out));
+        return result_t(detail::adopt_tag{}, std::move(out));
     } else {
         return diag::failed_shape_check{};
     }
@@ -88,12 +88,12 @@ auto operator/(const basic_tensor<Value, LA, A...>& a, const basic_tensor<ValueB
     auto operator op(basic_tensor<Value, L, A...> a, std::type_identity_t<Value> s) {        \
         typename tensor<Value, A...>::storage_type out = std::move(a).storage();             \
         out op## = s;                                                                        \
-        return tensor<Value, A...>(std::move(out));                                          \
+        return tensor<Value, A...>(detail::adopt_tag{}, std::move(out));                     \
     }                                                                                        \
     template <class Value, class L, Axis... A>                                               \
     auto operator op(std::type_identity_t<Value> s, const basic_tensor<Value, L, A...>& a) { \
         typename tensor<Value, A...>::storage_type out = s op a.storage();                   \
-        return tensor<Value, A...>(std::move(out));                                          \
+        return tensor<Value, A...>(detail::adopt_tag{}, std::move(out));                     \
     }
 SHAPED_SCALAR_OP(+)
 SHAPED_SCALAR_OP(-)
@@ -105,7 +105,7 @@ SHAPED_SCALAR_OP(/)
 template <class Value, class L, Axis... A>
 auto operator-(const basic_tensor<Value, L, A...>& a) {
     typename tensor<Value, A...>::storage_type out = -a.storage();
-    return tensor<Value, A...>(std::move(out));
+    return tensor<Value, A...>(detail::adopt_tag{}, std::move(out));
 }
 
 /// The same tensor with elements converted to `To` (`x.to(torch.float64)`, `mask.bool()`).
@@ -114,7 +114,7 @@ template <class To, class Value, class L, Axis... A>
 auto to(const basic_tensor<Value, L, A...>& x) {
     using result_t = basic_tensor<To, L, A...>;
     typename result_t::storage_type out = xt::cast<To>(x.storage());
-    return result_t(std::move(out));
+    return result_t(detail::adopt_tag{}, std::move(out));
 }
 
 namespace detail {

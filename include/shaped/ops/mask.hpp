@@ -54,7 +54,7 @@ auto triu(const basic_tensor<Value, Layout, Axes...>& x) {
     static_assert(diag::expect<(n >= 2), detail::described<diag::tensor_axes, Axes...>>,
                   "shaped::triu<Diagonal>(x): x needs at least two axes");
     if constexpr (n >= 2) {
-        tensor<Value, Axes...> out(x.storage());
+        tensor<Value, Axes...> out(detail::adopt_tag{}, x.storage());
         constexpr std::size_t rows = detail::axis_at_t<n - 2, Axes...>::extent;
         constexpr std::size_t cols = detail::axis_at_t<n - 1, Axes...>::extent;
         Value* p = out.storage().data();
@@ -102,7 +102,7 @@ auto slice(const basic_tensor<Value, Layout, Axes...>& x) {
                                                            std::make_index_sequence<n - k>, Axes...>::type;
             xt::xstrided_slice_vector sv{xt::range(0, Prefix::extent)...};
             typename result_t::storage_type out = xt::strided_view(x.storage(), sv);
-            return result_t(std::move(out));
+            return result_t(detail::adopt_tag{}, std::move(out));
         } else {
             return diag::failed_shape_check{};
         }
@@ -151,7 +151,7 @@ auto masked_fill(basic_tensor<Value, LX, X...> x, const basic_tensor<M, LM, MA..
             }
             return st;
         }();
-        tensor<Value, X...> out(std::move(x).storage());  // a temporary x is filled in place
+        tensor<Value, X...> out(detail::adopt_tag{}, std::move(x).storage());  // a temporary x is filled in place
         Value* y = out.storage().data();
         const auto& mask_elements = mask.storage();  // row-major (a copy for a strided mask)
         const M* m = mask_elements.data();

@@ -113,7 +113,7 @@ auto softmax(basic_tensor<Value, Layout, Axes...> x) {
             return p;
         }();
         constexpr std::size_t outer = detail::numel_v<Axes...> / (len * inner);
-        tensor<Value, Axes...> result(std::move(x).storage());
+        tensor<Value, Axes...> result(detail::adopt_tag{}, std::move(x).storage());
         Value* p = result.storage().data();
         for (std::size_t o = 0; o < outer; ++o)
             for (std::size_t i = 0; i < inner; ++i) {

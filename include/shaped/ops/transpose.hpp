@@ -132,11 +132,11 @@ auto reverse_axes(basic_tensor<Value, Layout, Axes...> x) {
 /// Source: `torch.Tensor.contiguous`; `context_vec.transpose(1, 2).contiguous().view(...)` (listing 3.5).
 template <class Value, class Layout, Axis... Axes>
 auto contiguous(const basic_tensor<Value, Layout, Axes...>& x) {
-    return tensor<Value, Axes...>(x.storage());
+    return tensor<Value, Axes...>(detail::adopt_tag{}, x.storage());
 }
 template <class Value, class Layout, Axis... Axes>
 auto contiguous(basic_tensor<Value, Layout, Axes...>&& x) {
-    return tensor<Value, Axes...>(std::move(x).storage());
+    return tensor<Value, Axes...>(detail::adopt_tag{}, std::move(x).storage());
 }
 
 }  // namespace shaped

@@ -25,7 +25,7 @@ auto relabel(xt::xtensor<Value, N>&& storage) {
     typename result::storage_type::inner_shape_type shape{To::extent...};
     typename result::storage_type::inner_strides_type strides{};
     xt::compute_strides(shape, xt::layout_type::row_major, strides);
-    return result(typename result::storage_type(std::move(storage.storage()), std::move(shape), std::move(strides)));
+    return result(detail::adopt_tag{}, typename result::storage_type(std::move(storage.storage()), std::move(shape), std::move(strides)));
 }
 }  // namespace detail
 
@@ -82,7 +82,7 @@ auto view(basic_tensor<Value, Layout, From...> x) {
 /// Example: `auto c = context_vec.transpose<1, 2>().reshape<batch, num_tokens, d_out>();`
 template <Axis... To, class Value, class Layout, Axis... From>
 auto reshape(basic_tensor<Value, Layout, From...> x) {
-    return view<To...>(tensor<Value, From...>(std::move(x).storage()));
+    return view<To...>(tensor<Value, From...>(detail::adopt_tag{}, std::move(x).storage()));
 }
 
 /// The same elements with each axis renamed, one for one: the explicit rename that `view` never does.
@@ -122,7 +122,7 @@ auto rename(basic_tensor<Value, Layout, From...> x) {
                   "shaped::rename<To...>(x): rename gives new names in place; it does not move axes, and a target "
                   "axis that x has at another place means a transpose was meant (transpose<i, j>() first)");
     if constexpr (ok && !moves && std::is_same_v<Layout, layout::contiguous>) {
-        return basic_tensor<Value, Layout, To...>(std::move(x).storage());
+        return basic_tensor<Value, Layout, To...>(detail::adopt_tag{}, std::move(x).storage());
     } else if constexpr (ok && !moves) {  // strided: the same buffer and strides under the new names
         const auto strides = x.stride();
         return basic_tensor<Value, Layout, To...>(detail::strided_tag{}, std::move(x).buffer(), strides);
