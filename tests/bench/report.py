@@ -177,8 +177,10 @@ def main():
            f"| view/LibTorch | < 1 | {span('view/LibTorch')} |",
            f"| proj/sgemm | ≥ 0.80 | {span('proj/sgemm')} |"]
     md += ["", "## Peak memory, GPT-2 small, batch 8, 1024 tokens", "",
-           "One forward pass in a process of its own. The book's form keeps the scores and the weights, "
-           "(8, 12, 1024, 1024) floats, 402.7 MB each; the fused form keeps one head's (1024, 1024) at a time.", "", "| implementation | peak RSS (MB) |", "|---|---|"]
+           "One forward pass in a process of its own. The book's form needs the scores, (8, 12, 1024, 1024) "
+           "floats, 402.7 MB; PyTorch makes the scaled scores and the weights as new tensors of that size, where "
+           "shaped and the hand-written peer reuse the scores' buffer. The fused form and the loop form keep "
+           "one head's scores at a time.", "", "| implementation | peak RSS (MB) |", "|---|---|"]
     md += [f"| {impl} | {rss:.0f} |" for impl, rss in memory]
     md += ["", "## Compile time (-O2)", "", "Wall time and the compiler's peak memory per translation unit; the "
            "plain twin is the same program on xtensor without shaped (tests/bench/plain/).", "",
