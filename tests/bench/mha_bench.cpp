@@ -129,12 +129,29 @@ struct raw_setup {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(B * T), D, in_features, 1.f, in,
                     in_features, w, in_features, 0.f, out, D);
     }
+    void project_qkv(float* q, float* k, float* v) const {
+        const float* in = x.storage().data();
+        project(mha.W_query.weight.storage().data(), in, q, DIn);
+        project(mha.W_key.weight.storage().data(), in, k, DIn);
+        project(mha.W_value.weight.storage().data(), in, v, DIn);
+    }
     void add_out_bias(float* y) const {
         const float* bo = mha.out_proj.bias.storage().data();
         for (std::size_t r = 0; r < B * T; ++r)
             for (std::size_t c = 0; c < D; ++c) y[r * D + c] += bo[c];
     }
 };
+
+// Checks a hand-written peer against shaped, then times it.
+template <class C, class Forward>
+void time_hand_written(benchmark::State& state, const char* name, raw_setup<C>& s, Forward& forward) {
+    check_against_shaped(name, s, forward);
+    for (auto _ : state) {
+        auto y = forward();
+        benchmark::DoNotOptimize(y.data());
+    }
+    report(state, C::flops);
+}
 
 // The book's forward pass (listing 3.5), step for step as shaped and PyTorch run it, written by hand
 // on xtensor storage and BLAS without shaped's types: the abstraction's cost is measured against this.
@@ -144,15 +161,12 @@ template <class C>
 void hand_written(benchmark::State& state) {
     set_threads(state);
     raw_setup<C> s;
-    constexpr std::size_t B = s.B, T = s.T, DIn = s.DIn, D = s.D, H = s.H, hd = s.hd;
+    constexpr std::size_t B = s.B, T = s.T, D = s.D, H = s.H, hd = s.hd;
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
     auto forward = [&] {
-        const float* x = s.x.storage().data();
         xt::xtensor<float, 2> q({B * T, D}), k({B * T, D}), v({B * T, D}), ctx({B * T, D}), y({B * T, D});
         xt::xtensor<float, 4> scores({B, H, T, T});
-        s.project(s.mha.W_query.weight.storage().data(), x, q.data(), DIn);
-        s.project(s.mha.W_key.weight.storage().data(), x, k.data(), DIn);
-        s.project(s.mha.W_value.weight.storage().data(), x, v.data(), DIn);
+        s.project_qkv(q.data(), k.data(), v.data());
         for (std::size_t b = 0; b < B; ++b)
             for (std::size_t h = 0; h < H; ++h)
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hd, 1.f, q.data() + b * T * D + h * hd, D,
@@ -166,12 +180,7 @@ void hand_written(benchmark::State& state) {
         s.add_out_bias(y.data());
         return y;
     };
-    check_against_shaped("hand-written", s, forward);
-    for (auto _ : state) {
-        auto y = forward();
-        benchmark::DoNotOptimize(y.data());
-    }
-    report(state, C::flops);
+    time_hand_written(state, "hand-written", s, forward);
 }
 
 // A different algorithm, for scale: each head's scores live only while that head is computed (one
@@ -180,15 +189,12 @@ template <class C>
 void hand_fused(benchmark::State& state) {
     set_threads(state);
     raw_setup<C> s;
-    constexpr std::size_t B = s.B, T = s.T, DIn = s.DIn, D = s.D, H = s.H, hd = s.hd;
+    constexpr std::size_t B = s.B, T = s.T, D = s.D, H = s.H, hd = s.hd;
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
     auto forward = [&] {
-        const float* x = s.x.storage().data();
         xt::xtensor<float, 2> q({B * T, D}), k({B * T, D}), v({B * T, D}), ctx({B * T, D}), y({B * T, D});
         xt::xtensor<float, 2> scores({T, T});
-        s.project(s.mha.W_query.weight.storage().data(), x, q.data(), DIn);
-        s.project(s.mha.W_key.weight.storage().data(), x, k.data(), DIn);
-        s.project(s.mha.W_value.weight.storage().data(), x, v.data(), DIn);
+        s.project_qkv(q.data(), k.data(), v.data());
         for (std::size_t b = 0; b < B; ++b)
             for (std::size_t h = 0; h < H; ++h) {
                 const std::size_t off = b * T * D + h * hd;
@@ -202,12 +208,7 @@ void hand_fused(benchmark::State& state) {
         s.add_out_bias(y.data());
         return y;
     };
-    check_against_shaped("fused hand-written", s, forward);
-    for (auto _ : state) {
-        auto y = forward();
-        benchmark::DoNotOptimize(y.data());
-    }
-    report(state, C::flops);
+    time_hand_written(state, "fused hand-written", s, forward);
 }
 
 // shaped's projection alone: `W_query(x)`, an nn::linear over (batch, num_tokens, d_in), at the size
