@@ -181,13 +181,13 @@ public:
     }
 
     /// The elements as an xtensor, row-major in the order of `Axes...`. For a contiguous tensor, the
-    /// tensor's own (a reference, writable through a non-const tensor); for a strided one, a row-major
-    /// copy made on each call (PyTorch's `contiguous()`), so it is read-only.
+    /// tensor's own (a reference, writable through a non-const tensor); for a strided one, a const
+    /// row-major copy made on each call (PyTorch's `contiguous()`): writing through it does not compile.
     decltype(auto) storage() const& {
         if constexpr (is_contiguous)
             return (data_);
         else
-            return materialized();
+            return static_cast<const storage_type>(materialized());
     }
     storage_type& storage() & requires(std::is_same_v<Layout, layout::contiguous>) { return data_; }
     storage_type storage() && {
@@ -200,9 +200,10 @@ public:
     /// The buffer as it lies in memory: for a strided tensor, the elements of the tensor it was transposed
     /// from, in that tensor's order; read it through `stride()`.
     const storage_type& buffer() const& noexcept { return data_; }
-    storage_type&& buffer() && noexcept { return std::move(data_); }
+    storage_type& buffer() & noexcept { return data_; }
+    storage_type buffer() && noexcept { return std::move(data_); }
     /// The element stride of each axis in `buffer()`: PyTorch's `x.stride()`.
-    const std::array<std::size_t, rank>& stride() const noexcept {
+    std::array<std::size_t, rank> stride() const noexcept {
         if constexpr (is_contiguous)
             return row_major_strides;
         else

@@ -296,3 +296,31 @@ TEST_CASE("the modules' causal step equals masked_fill, division and softmax, bi
         CHECK(same(fused, reference));
     }
 }
+
+TEST_CASE("a strided tensor's buffer, strides and element type: temporaries and writes") {
+    struct rows : shaped::axis<"rows", 3> {};
+    struct cols : shaped::axis<"cols", 4> {};
+    shaped::torch::manual_seed(123);
+    auto x = shaped::torch::rand<rows, cols>();
+    // A temporary's buffer and strides come back by value, so a loop over them reads live elements.
+    float sum = 0, expected = 0;
+    for (float v : x.T().buffer()) sum += v;
+    for (std::size_t i = 0; i < 3; ++i)
+        for (std::size_t j = 0; j < 4; ++j) expected += x(i, j);
+    CHECK(sum == doctest::Approx(expected));
+    std::size_t strides = 0;
+    for (std::size_t s : x.T().stride()) strides = strides * 10 + s;
+    CHECK(strides == 14);  // PyTorch: torch.rand(3, 4).T.stride() == (1, 4)
+    // to<>() keeps the layout and strides, as x.T().double() does in PyTorch.
+    auto d = x.T().to<double>();
+    static_assert(std::is_same_v<decltype(d), shaped::strided_tensor<double, cols, rows>>);
+    CHECK(d.stride() == std::array<std::size_t, 2>{1, 4});
+    CHECK(d(3, 2) == static_cast<double>(x(2, 3)));
+    // uniform_ fills a transposed tensor through its buffer, in memory order, as PyTorch does.
+    auto t = shaped::tensor<float, rows, cols>{}.T();
+    shaped::torch::manual_seed(7);
+    shaped::torch::uniform_(t, 0.0, 1.0);
+    shaped::torch::manual_seed(7);
+    const auto same_draws = shaped::torch::rand<rows, cols>();
+    CHECK(shaped::max_abs_diff(t, same_draws.T()) == 0.0);
+}

@@ -109,16 +109,17 @@ auto operator-(const basic_tensor<Value, L, A...>& a) {
 }
 
 /// The same tensor with elements converted to `To` (`x.to(torch.float64)`, `mask.bool()`).
-/// Shapes: unchanged, same layout. Errors: none. Source: `torch.Tensor.to(dtype)`.
+/// Shapes: unchanged, same layout and strides (PyTorch keeps a transposed tensor's strides). Errors:
+/// none. Source: `torch.Tensor.to(dtype)`.
 template <class To, class Value, class L, Axis... A>
 auto to(const basic_tensor<Value, L, A...>& x) {
     using result_t = basic_tensor<To, L, A...>;
-    typename result_t::storage_type out = xt::cast<To>(x.storage());
-    return result_t(detail::adopt_tag{}, std::move(out));
+    typename result_t::storage_type out = xt::cast<To>(x.buffer());
+    if constexpr (std::is_same_v<L, layout::contiguous>)
+        return result_t(detail::adopt_tag{}, std::move(out));
+    else
+        return result_t(detail::strided_tag{}, std::move(out), x.stride());
 }
-
-namespace detail {
-}  // namespace detail
 
 /// The largest `|a - b|` over all elements: how the examples compare two forms of a computation.
 ///

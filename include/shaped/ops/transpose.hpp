@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <type_traits>
 #include <utility>
 #include <xtensor/xtensor.hpp>
 
@@ -132,7 +133,14 @@ auto reverse_axes(basic_tensor<Value, Layout, Axes...> x) {
 /// Source: `torch.Tensor.contiguous`; `context_vec.transpose(1, 2).contiguous().view(...)` (listing 3.5).
 template <class Value, class Layout, Axis... Axes>
 auto contiguous(const basic_tensor<Value, Layout, Axes...>& x) {
-    return tensor<Value, Axes...>(detail::adopt_tag{}, x.storage());
+    if constexpr (std::is_same_v<Layout, layout::contiguous>) {
+        return tensor<Value, Axes...>(detail::adopt_tag{}, x.storage());
+    } else {  // one gather from the buffer
+        tensor<Value, Axes...> out(uninitialized);
+        detail::gather_strided<Value, sizeof...(Axes)>(x.buffer().data(), out.storage().data(), {Axes::extent...},
+                                                       x.stride());
+        return out;
+    }
 }
 template <class Value, class Layout, Axis... Axes>
 auto contiguous(basic_tensor<Value, Layout, Axes...>&& x) {

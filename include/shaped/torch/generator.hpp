@@ -62,7 +62,9 @@ inline void manual_seed(std::uint64_t seed) {
     default_generator().manual_seed(seed);
 }
 
-/// Fills `x` in place with uniform values on `[from, to)` from `gen`, in row-major order.
+/// Fills `x` in place with uniform values on `[from, to)` from `gen`, in the order its elements lie in
+/// memory (row-major for a contiguous tensor; a transposed one is filled through its buffer, as
+/// PyTorch's TensorIterator walks a non-contiguous tensor in memory order).
 ///
 /// Shapes: any. Element type: float or double. Errors: none. Nothing is thrown.
 /// Source: `torch.Tensor.uniform_(from, to)` (ATen's `uniform_kernel`, serial over the elements).
@@ -70,7 +72,7 @@ template <class Value, class Layout, Axis... Axes>
 void uniform_(basic_tensor<Value, Layout, Axes...>& x, double from, double to, generator& gen = default_generator()) {
     static_assert(std::is_same_v<Value, float> || std::is_same_v<Value, double>,
                   "shaped::torch::uniform_: elements must be float or double");
-    Value* p = x.storage().data();
+    Value* p = x.buffer().data();
     for (std::size_t i = 0; i < x.numel; ++i) {
         if constexpr (std::is_same_v<Value, float>)
             p[i] = gen.uniform_float(static_cast<float>(from), static_cast<float>(to));
