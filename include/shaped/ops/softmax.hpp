@@ -12,8 +12,6 @@
 #include <utility>
 #include <type_traits>
 #include <xsimd/xsimd.hpp>
-#include <xtensor/xmath.hpp>
-#include <xtensor/xreducer.hpp>
 #include <xtensor/xtensor.hpp>
 
 #include "../diagnostics.hpp"
