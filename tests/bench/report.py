@@ -36,18 +36,35 @@ def run_measured(cmd, cwd=ROOT, env=None):
     return time.monotonic() - start, usage.ru_maxrss / 1024.0, out, proc.returncode
 
 
-def benchmarks(build):
-    results = {}
-    for exe in ["mha_bench", "libtorch_bench"]:
-        path = build / "tests" / "bench" / exe
-        if not path.exists():
-            continue
-        out = subprocess.run([str(path), "--benchmark_format=json", "--benchmark_min_time=0.3"],
-                             capture_output=True, text=True, check=True).stdout
-        for b in json.loads(out)["benchmarks"]:
-            impl, config, threads = re.match(r"(\w+)/(\w+)/threads:(\d+)", b["name"]).groups()
-            results[(impl, config, int(threads))] = (b["real_time"], b.get("GFLOP/s", 0.0))
-    return results
+ROUNDS = 3  # each figure is the median of this many rounds; the peers take turns within a round
+# glibc's malloc, left to itself, hands a large freed heap top back to the kernel after every forward
+# pass at some sizes, so the next pass page-faults its buffers in again. These settings keep the memory.
+NO_TRIM = "glibc.malloc.trim_threshold=4294967295:glibc.malloc.mmap_threshold=4294967295"
+
+
+def run_benchmark(path, name_filter, env=None):
+    out = subprocess.run([str(path), "--benchmark_format=json", "--benchmark_min_time=0.3",
+                          f"--benchmark_filter={name_filter}"], capture_output=True, text=True, check=True,
+                         env=env).stdout
+    for b in json.loads(out)["benchmarks"]:
+        impl, config, threads = re.match(r"(\w+)/(\w+)/threads:(\d+)", b["name"]).groups()
+        yield (impl, config, int(threads)), (b["real_time"], b.get("GFLOP/s", 0.0))
+
+
+def benchmarks(build, configs=CONFIGS, impls=r"\w+", threads=r"\d+", env=None):
+    """Median time and GFLOP/s per (impl, config, threads) over ROUNDS rounds. Within a round, config by
+    config, shaped's benchmarks and LibTorch's run one after the other (in turns), so that a change in the
+    machine's load falls on both sides of a ratio."""
+    samples = {}
+    exes = [build / "tests" / "bench" / exe for exe in ["mha_bench", "libtorch_bench"]]
+    for r in range(ROUNDS):
+        for config in configs:
+            for path in (exes if r % 2 == 0 else exes[::-1]):
+                if path.exists():
+                    for key, value in run_benchmark(path, f"^({impls})/{config}/threads:({threads})$", env):
+                        samples.setdefault(key, []).append(value)
+    median = lambda xs: sorted(xs)[len(xs) // 2]
+    return {k: (median([t for t, _ in v]), median([g for _, g in v])) for k, v in samples.items()}
 
 
 def peak_memory(build):
@@ -128,6 +145,9 @@ plot """ + ", ".join(f"'{data if i == 0 else ''}' using 1:{i + 2} with linespoin
 def main():
     build = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build").resolve()
     results = benchmarks(build)
+    gpt2 = [c for c in CONFIGS if c.startswith("gpt2")]
+    no_trim = benchmarks(build, gpt2, "shaped_view|shaped_loop|hand_written|libtorch", "1",
+                         dict(os.environ, GLIBC_TUNABLES=NO_TRIM))
     memory = peak_memory(build)
     compiles = compile_times()
     diags = diagnostics()
@@ -137,7 +157,9 @@ def main():
     md = ["# Performance", "",
           f"Measured by `python3 tests/bench/report.py build` on a machine with {os.cpu_count()} "
           f"cores ({cpu}), {platform.system()}, on {time.strftime('%Y-%m-%d')}. The machine is shared: "
-          "compare the ratios, which come from one run, rather than the absolute times.", "",
+          "compare the ratios, which come from one run, rather than the absolute times. Each figure is the median "
+          f"of {ROUNDS} rounds, and in each round shaped's benchmarks and LibTorch's take turns, configuration by "
+          "configuration.", "",
           "## Run time of the multi-head attention forward pass", "",
           "Causal, evaluation mode, the book's `MultiHeadAttention`, one time per forward pass in ms.", "",
           "- `view`: `nn::multi_head_attention` (listing 3.5 in shaped);",
@@ -156,26 +178,44 @@ def main():
         v = results.get((impl, c, t))
         return v[i] if v else None
     fmt = lambda v, p=3: "–" if v is None else f"{v:.{p}f}"
+    ms = lambda v: "–" if v is None else (f"{v:.3g}" if v < 1 else f"{v:.2f}")
     ratio = lambda a, b: a / b if a and b else None
-    targets = {"view/hand": [], "view/LibTorch": [], "proj/sgemm": []}
+    targets = {"view/hand": [], "view/hand small": [], "view/LibTorch": [], "loop/LibTorch": [], "proj/sgemm": []}
     for c in CONFIGS:
         for t in (1, 2):
             sv, sl, hw, hf, lt = (get(i, c, t) for i in ["shaped_view", "shaped_loop", "hand_written", "hand_fused",
                                                          "libtorch"])
             proj = ratio(get("shaped_projection", c, t, 1), get("sgemm_projection", c, t, 1))
-            md.append(f"| {c} | {t} | {fmt(sv)} | {fmt(sl)} | {fmt(hw)} | {fmt(hf)} | {fmt(lt)} | "
+            md.append(f"| {c} | {t} | {ms(sv)} | {ms(sl)} | {ms(hw)} | {ms(hf)} | {ms(lt)} | "
                       f"{fmt(ratio(sv, hw), 2)} | {fmt(ratio(sl, hw), 2)} | {fmt(ratio(sv, lt), 2)} | "
                       f"{fmt(get('shaped_view', c, t, 1), 1)} | {fmt(proj, 2)} |")
-            if c.startswith("gpt2"):
-                for key, v in [("view/hand", ratio(sv, hw)), ("view/LibTorch", ratio(sv, lt)), ("proj/sgemm", proj)]:
-                    if v is not None:
-                        targets[key].append(v)
+            pairs = ([("view/hand", ratio(sv, hw)), ("view/LibTorch", ratio(sv, lt)),
+                      ("loop/LibTorch", ratio(sl, lt)), ("proj/sgemm", proj)] if c.startswith("gpt2")
+                     else [("view/hand small", ratio(sv, hw))])
+            for key, v in pairs:
+                if v is not None:
+                    targets[key].append(v)
     span = lambda k: f"{min(targets[k]):.2f}–{max(targets[k]):.2f}" if targets[k] else "not measured"
-    md += ["", "Over the GPT-2 small points (both thread counts), against the targets:", "",
+    md += ["", "Against the targets (GPT-2 small: all six points, both thread counts):", "",
            "| measure | target | measured |", "|---|---|---|",
-           f"| view/hand | ≤ 1.05 | {span('view/hand')} |",
-           f"| view/LibTorch | < 1 | {span('view/LibTorch')} |",
-           f"| proj/sgemm | ≥ 0.80 | {span('proj/sgemm')} |"]
+           f"| view/hand, GPT-2 small | ≤ 1.05 | {span('view/hand')} |",
+           f"| view/hand, seed and book sizes | ≤ 1.05 | {span('view/hand small')} |",
+           f"| view/LibTorch, GPT-2 small | < 1 | {span('view/LibTorch')} |",
+           f"| loop/LibTorch, GPT-2 small | < 1 | {span('loop/LibTorch')} |",
+           f"| proj/sgemm, GPT-2 small | ≥ 0.80 | {span('proj/sgemm')} |"]
+    md += ["", "### With glibc's malloc keeping freed memory", "",
+           "glibc's malloc hands a large free heap top back to the kernel; at some sizes that happens after "
+           "every forward pass, for shaped, the hand-written code and LibTorch alike, and the next pass faults "
+           "its buffers in again (zeroed pages, one fault per 4 KiB). The same benchmarks, 1 thread, with "
+           f"`GLIBC_TUNABLES={NO_TRIM}` (for a program of your own: `mallopt(M_TRIM_THRESHOLD, ...)` and "
+           "`mallopt(M_MMAP_THRESHOLD, ...)`), same medians and turns:", "",
+           "| config | view | loop | hand | LibTorch | view/hand | view/LibTorch | loop/LibTorch |",
+           "|---|---|---|---|---|---|---|---|"]
+    for c in gpt2:
+        sv, sl, hw, lt = ((no_trim.get((i, c, 1)) or (None,))[0]
+                          for i in ["shaped_view", "shaped_loop", "hand_written", "libtorch"])
+        md.append(f"| {c} | {ms(sv)} | {ms(sl)} | {ms(hw)} | {ms(lt)} | {fmt(ratio(sv, hw), 2)} | "
+                  f"{fmt(ratio(sv, lt), 2)} | {fmt(ratio(sl, lt), 2)} |")
     md += ["", "## Peak memory, GPT-2 small, batch 8, 1024 tokens", "",
            "One forward pass in a process of its own. The book's form needs the scores, (8, 12, 1024, 1024) "
            "floats, 402.7 MB; PyTorch makes the scaled scores and the weights as new tensors of that size, where "

@@ -28,6 +28,9 @@ namespace shaped::nn {
 /// `transpose(1, 2)`, `queries @ keys.transpose(2, 3)`, mask, softmax of the scores over
 /// `sqrt(head_dim)`, dropout, `(attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens,
 /// d_out)`, out_proj. Like an `nn.Module`, a new module is in training mode: call `eval()`.
+/// The steps are fused where the numbers allow it, bit for bit: masked_fill, the division and softmax
+/// make one pass over each row of scores, which then become the weights in place; each head's
+/// `attn_weights @ values` is written straight where `.transpose(1, 2).contiguous()` would put it.
 /// Example: `torch::manual_seed(123); shaped::nn::multi_head_attention<d_in, d_out, context_length,
 /// num_heads> mha(0.0);`
 template <Axis DIn, Axis DOut, Axis ContextLength, Axis NumHeads>
@@ -76,8 +79,9 @@ public:
             auto attn_scores = matmul(q, std::move(k).template transpose<2, 3>());  // (b, num_heads, num_tokens, key<...>)
             auto attn_weights = detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, head_dim::extent);
 
-            auto context_vec = matmul(attn_weights, v).template transpose<1, 2>();
-            return out_proj(std::move(context_vec).contiguous().template view<b, num_tokens, DOut>());
+            // (attn_weights @ values).transpose(1, 2).contiguous(), each head's product written in place.
+            auto context_vec = shaped::detail::matmul_merge_heads(attn_weights, v);
+            return out_proj(std::move(context_vec).template view<b, num_tokens, DOut>());
         } else {
             return diag::failed_shape_check{};
         }

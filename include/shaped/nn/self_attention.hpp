@@ -5,6 +5,7 @@
 /// The book's self-attention without a mask: `self_attention_v1` (raw weight matrices) and
 /// `self_attention_v2` (three `nn::linear`).
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -44,7 +45,9 @@ auto causal_weights(basic_tensor<Value, Layout, S...> scores, const Mask& mask, 
         std::size_t lo, hi;
         bool dense;
     };
-    std::vector<key_span> spans(t);
+    // A short context keeps its spans on the stack: no allocation per call.
+    std::conditional_t<(t <= 256), std::array<key_span, t>, std::vector<key_span>> spans{};
+    if constexpr (t > 256) spans.resize(t);
     const auto* m = mask.storage().data();
     for (std::size_t i = 0; i < t; ++i) {
         const auto* masked = m + i * context;  // row i of mask[:num_tokens, :num_tokens]

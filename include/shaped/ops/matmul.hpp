@@ -44,20 +44,21 @@ constexpr blas_matrix blas_layout(std::size_t rows, std::size_t cols, std::size_
     return {};
 }
 
-// C[M×N] (row-major, contiguous) = op(A)[M×K] · op(B)[K×N], A and B laid out as `la` and `lb` say; `a_row`
-// is the distance between A's rows. Rows beyond BLAS's index range go in several calls; N and K are
-// checked by the callers at compile time.
+// C[M×N] (row-major, rows `ldc` apart; contiguous by default) = op(A)[M×K] · op(B)[K×N], A and B laid out
+// as `la` and `lb` say; `a_row` is the distance between A's rows. Rows beyond BLAS's index range go in
+// several calls; N and K are checked by the callers at compile time.
 template <class Value>
 void gemm(const Value* a, const blas_matrix& la, std::size_t a_row, const Value* b, const blas_matrix& lb, Value* c,
-          std::size_t m, std::size_t n, std::size_t k) {
+          std::size_t m, std::size_t n, std::size_t k, std::size_t ldc = 0) {
+    if (ldc == 0) ldc = n;
     using index = xt::blas_index_t;
     auto op = [](const blas_matrix& l) { return l.trans ? cxxblas::Transpose::Trans : cxxblas::Transpose::NoTrans; };
     for (std::size_t row = 0; row < m; row += blas_max) {
         const std::size_t rows = std::min(blas_max, m - row);
         cxxblas::gemm<index>(cxxblas::StorageOrder::RowMajor, op(la), op(lb), static_cast<index>(rows),
                              static_cast<index>(n), static_cast<index>(k), Value(1), a + row * a_row,
-                             static_cast<index>(la.ld), b, static_cast<index>(lb.ld), Value(0), c + row * n,
-                             static_cast<index>(n));
+                             static_cast<index>(la.ld), b, static_cast<index>(lb.ld), Value(0), c + row * ldc,
+                             static_cast<index>(ldc));
     }
 }
 
@@ -213,6 +214,32 @@ auto matmul(const basic_tensor<Value, LayoutA, A...>& a, const basic_tensor<Valu
         return diag::failed_shape_check{};
     }
 }
+
+namespace detail {
+
+// `(attn_weights @ values).transpose(1, 2).contiguous()` in one step: each (batch, head) product goes
+// straight to its place in the (batch, num_tokens, num_heads, head_dim) result, through BLAS's leading
+// dimension, where `matmul` would write (batch, num_heads, ...) and `contiguous()` would gather it
+// again. The same BLAS calls on the same operands, so the numbers are bit for bit those of the three
+// steps. For the attention modules, whose types have already been checked.
+template <class Value, class LW, class LV, Axis B, Axis H, Axis T, Axis K, Axis D>
+tensor<Value, B, T, H, D> matmul_merge_heads(const basic_tensor<Value, LW, B, H, T, K>& w,
+                                             const basic_tensor<Value, LV, B, H, K, D>& v) {
+    static_assert(H::extent * D::extent <= blas_max && T::extent <= blas_max && K::extent <= blas_max,
+                  "shaped::matmul(a, b): an extent of the product exceeds what one BLAS call takes");
+    tensor<Value, B, T, H, D> out(uninitialized);
+    const blas_operand<Value, 4> ow(w);
+    const blas_operand<Value, 4> ov(v);
+    constexpr std::size_t heads = H::extent, ldc = H::extent * D::extent;
+    Value* pc = out.storage().data();
+    for (std::size_t i = 0; i < B::extent * heads; ++i)  // i = batch · heads + head
+        gemm(ow.matrix(i, {B::extent, H::extent, T::extent, K::extent}), ow.layout, ow.stride[2],
+             ov.matrix(i, {B::extent, H::extent, K::extent, D::extent}), ov.layout,
+             pc + (i / heads) * T::extent * ldc + (i % heads) * D::extent, T::extent, D::extent, K::extent, ldc);
+    return out;
+}
+
+}  // namespace detail
 
 /// After a failed shape check, no further errors (see `diag::failed_shape_check`).
 template <class X>
