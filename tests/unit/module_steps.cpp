@@ -1,0 +1,59 @@
+// nn::multi_head_attention fuses some of the book's steps (the causal step, and each head's
+// `attn_weights @ values` written in merged-heads order): its output must equal, bit for bit, the
+// book's forward pass (listing 3.5) written step by step with shaped's public ops on the same weights.
+// (A file of its own: each size instantiates the module and the steps, and compile time adds up.)
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "check.hpp"
+
+namespace {
+
+struct d_in : shaped::axis<"d_in", 64> {};
+
+// The book's forward pass (listing 3.5) written step by step with shaped's public ops, on a module's
+// own weights, mask and dropout.
+template <class Batch, class Tokens, class Heads, class DOut, class Module, class X>
+auto book_steps(const Module& m, const X& x) {
+    using head_dim = typename Module::head_dim;
+    auto queries = m.W_query(x).template view<Batch, Tokens, Heads, head_dim>().template transpose<1, 2>();
+    auto keys = m.W_key(x).template view<Batch, Tokens, Heads, head_dim>().template transpose<1, 2>();
+    auto values = m.W_value(x).template view<Batch, Tokens, Heads, head_dim>().template transpose<1, 2>();
+    auto attn_scores = shaped::matmul(queries, keys.template transpose<2, 3>());
+    auto mask_bool = m.mask.template slice<Tokens, Tokens>().template to<bool>();
+    auto masked = attn_scores.masked_fill(mask_bool, -std::numeric_limits<float>::infinity());
+    auto attn_weights = m.dropout(shaped::softmax<-1>(masked / std::sqrt(static_cast<float>(head_dim::extent))));
+    auto context_vec = shaped::matmul(attn_weights, values).template transpose<1, 2>();
+    return m.out_proj(context_vec.contiguous().template view<Batch, Tokens, DOut>());
+}
+
+template <std::size_t B, std::size_t T, std::size_t D, std::size_t H, std::size_t Context>
+void check_book_steps(std::uint64_t seed, bool training) {
+    struct batch : shaped::axis<"batch", B> {};
+    struct num_tokens : shaped::axis<"num_tokens", T> {};
+    struct d_out : shaped::axis<"d_out", D> {};
+    struct num_heads : shaped::axis<"num_heads", H> {};
+    struct context_length : shaped::axis<"context_length", Context> {};
+    shaped::torch::manual_seed(seed);
+    shaped::nn::multi_head_attention<d_in, d_out, context_length, num_heads> m(training ? 0.25 : 0.0, training);
+    m.train(training);
+    const auto x = shaped::torch::rand<batch, num_tokens, d_in>();
+    shaped::torch::manual_seed(seed + 1);  // the same dropout draws for both
+    const auto y = m(x);
+    shaped::torch::manual_seed(seed + 1);
+    const auto steps = book_steps<batch, num_tokens, num_heads, d_out>(m, x);
+    INFO("batch ", B, ", num_tokens ", T, ", d_out ", D, ", num_heads ", H, ", training ", training);
+    CHECK(shaped::max_abs_diff(y, steps) == 0.0);
+    // The comparison can fail: another input gives another output.
+    CHECK(shaped::max_abs_diff(m(x * 2.0f), steps) > 1e-4);
+}
+
+}  // namespace
+
+TEST_CASE("multi_head_attention computes the book's steps with shaped's ops, bit for bit") {
+    check_book_steps<1, 2, 6, 3, 2>(1223, false);    // the seed's sizes: num_tokens == head_dim == 2
+    check_book_steps<2, 5, 12, 4, 9>(1, false);      // fewer tokens than context_length
+    check_book_steps<3, 7, 12, 6, 7>(2, true);       // training: dropout draws in the same order
+    check_book_steps<2, 300, 16, 2, 300>(3, false);  // a context longer than 256 keeps its spans on the heap
+}
