@@ -213,8 +213,9 @@ def main():
            "glibc's malloc hands a large free heap top back to the kernel; at some sizes that happens after "
            "every forward pass, for shaped, the hand-written code and LibTorch alike, and the next pass faults "
            "its buffers in again (zeroed pages, one fault per 4 KiB). The same benchmarks, 1 thread, with "
-           f"`GLIBC_TUNABLES={NO_TRIM}` (for a program of your own: `mallopt(M_TRIM_THRESHOLD, ...)` and "
-           "`mallopt(M_MMAP_THRESHOLD, ...)`), same medians and turns:", "",
+           f"`GLIBC_TUNABLES={NO_TRIM}` set for each process, same medians and turns. In a program of your own, "
+           "`mallopt(M_TRIM_THRESHOLD, ...)` keeps the heap; `mallopt(M_MMAP_THRESHOLD, ...)` stops at 32 MiB "
+           "(mallopt(3)), so larger buffers are still mapped afresh for each pass:", "",
            "| config | view | loop | hand | LibTorch | view/hand | view/LibTorch | loop/LibTorch |",
            "|---|---|---|---|---|---|---|---|"]
     for c in gpt2:
