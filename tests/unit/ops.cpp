@@ -187,6 +187,21 @@ TEST_CASE("view adds and drops axes of extent 1; cat of one tensor is that tenso
     static_assert(std::is_same_v<decltype(same), shaped::tensor<float, three, six>>);
 }
 
+TEST_CASE("max_abs_diff is NaN when a difference is, as PyTorch's (a - b).abs().max()") {
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    shaped::tensor<float, two, three> a{{0.f, 1.f, 2.f}, {3.f, 4.f, 5.f}};
+    auto b = a;
+    b(1, 2) = 5.5f;
+    CHECK(shaped::max_abs_diff(a, b) == 0.5);
+    b(0, 0) = nan;  // before the largest difference, and after it in the other order
+    CHECK(std::isnan(shaped::max_abs_diff(a, b)));
+    CHECK(std::isnan(shaped::max_abs_diff(b, a)));
+    a(0, 0) = b(0, 0) = inf;  // inf - inf
+    CHECK(std::isnan(shaped::max_abs_diff(a, b)));
+    b(0, 0) = -inf;
+    CHECK(std::isinf(shaped::max_abs_diff(a, b)));
+}
+
 TEST_CASE("tensors of different element types: comparisons convert, arithmetic asks for .to<>()") {
     shaped::torch::manual_seed(6);
     auto x = shaped::torch::rand<two, three>();

@@ -125,8 +125,9 @@ auto to(const basic_tensor<Value, L, A...>& x) {
 ///
 /// Shapes: `a` and `b` must have the same axes (a comparison between a `(batch, num_tokens,
 /// cat(d_out, d_out, d_out))` and a `(batch, num_tokens, d_out)` result fails to compile).
-/// Element type: any arithmetic; the result is `double`. Errors: compile time, different axes.
-/// Source: `(a - b).abs().max()` in PyTorch.
+/// Element type: any arithmetic; the result is `double`, NaN when any `a - b` is NaN (a NaN on one side,
+/// or infinities of the same sign on both), as PyTorch's `max` propagates NaN. Errors: compile time,
+/// different axes. Source: `(a - b).abs().max()` in PyTorch.
 template <class Value, class ValueB, class LA, class LB, Axis... A, Axis... B>
 double max_abs_diff(const basic_tensor<Value, LA, A...>& a, const basic_tensor<ValueB, LB, B...>& b) {
     constexpr bool ok = detail::same_shape(detail::axis_pack<A...>{}, detail::axis_pack<B...>{});
@@ -138,8 +139,11 @@ double max_abs_diff(const basic_tensor<Value, LA, A...>& a, const basic_tensor<V
         const auto& eb = b.storage();
         const Value* pa = ea.data();
         const ValueB* pb = eb.data();
-        for (std::size_t i = 0; i < a.numel; ++i)
-            m = std::max(m, std::abs(static_cast<double>(pa[i]) - static_cast<double>(pb[i])));
+        for (std::size_t i = 0; i < a.numel; ++i) {
+            const double d = std::abs(static_cast<double>(pa[i]) - static_cast<double>(pb[i]));
+            if (std::isnan(d)) return d;
+            m = std::max(m, d);
+        }
     }
     return m;
 }
