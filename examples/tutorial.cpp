@@ -70,14 +70,14 @@ void section(std::string_view title) {
 namespace book {
 
 // [qs_axes]
-struct num_tokens : shaped::axis<"num_tokens", 6> {};  // "Your journey starts with one step": six tokens
+struct context_length : shaped::axis<"context_length", 6> {};  // the longest input the causal mask covers
+struct num_tokens : shaped::axis<"num_tokens", 6, shaped::at_most<context_length>> {};  // "Your journey starts with one step"
 struct d_in : shaped::axis<"d_in", 3> {};              // each token is embedded in three dimensions
 struct d_out : shaped::axis<"d_out", 2> {};            // queries, keys and values have two
 // [qs_axes]
 
 // [mha_axes]
 struct batch : shaped::axis<"batch", 2> {};                           // two copies of the six tokens
-struct context_length : shaped::axis<"context_length", 6> {};         // the longest input the mask covers
 struct num_heads : shaped::axis<"num_heads", 2> {};
 struct head_dim : shaped::quotient<"head_dim", d_out, num_heads> {};  // d_out // num_heads, here 1
 // [mha_axes]
@@ -284,12 +284,12 @@ namespace seed {
 
 // [ax_declare]
 struct batch : shaped::axis<"batch", 1> {};
-struct num_tokens : shaped::axis<"num_tokens", 2> {};
+struct context_length : shaped::axis<"context_length", 4> {};
+struct num_tokens : shaped::axis<"num_tokens", 2, shaped::at_most<context_length>> {};  // within context_length
 struct d_out : shaped::axis<"d_out", 6> {};
 struct num_heads : shaped::axis<"num_heads", 3> {};
 struct head_dim : shaped::quotient<"head_dim", d_out, num_heads> {};  // head_dim = d_out // num_heads
 struct d_model : shaped::product<"d_model", num_heads, head_dim> {};   // d_model = num_heads * head_dim
-struct context_length : shaped::axis<"context_length", 4> {};
 // [ax_declare]
 
 // [ax_same]

@@ -9,11 +9,11 @@ namespace torch = shaped::torch;
 namespace nn = shaped::nn;
 
 // [axes]
-struct num_tokens : shaped::axis<"num_tokens", 6> {};
+struct context_length : shaped::axis<"context_length", 6> {};  // batch.shape[1]
+struct num_tokens : shaped::axis<"num_tokens", 6, shaped::at_most<context_length>> {};
 struct d_in : shaped::axis<"d_in", 3> {};
 struct d_out : shaped::axis<"d_out", 2> {};
 struct batch : shaped::axis<"batch", 2> {};
-struct context_length : shaped::axis<"context_length", 6> {};  // batch.shape[1]
 struct num_heads : shaped::axis<"num_heads", 2> {};
 // [axes]
 

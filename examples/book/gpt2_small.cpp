@@ -8,10 +8,10 @@ namespace torch = shaped::torch;
 
 // [axes]
 struct batch : shaped::axis<"batch", 2> {};
-struct num_tokens : shaped::axis<"num_tokens", 1024> {};
+struct context_length : shaped::axis<"context_length", 1024> {};
+struct num_tokens : shaped::axis<"num_tokens", 1024, shaped::at_most<context_length>> {};
 struct d_in : shaped::axis<"d_in", 768> {};
 struct d_out : shaped::axis<"d_out", 768> {};
-struct context_length : shaped::axis<"context_length", 1024> {};
 struct num_heads : shaped::axis<"num_heads", 12> {};
 // [axes]
 

@@ -2,20 +2,26 @@
 #define SHAPED_AXIS_HPP
 
 /// \file
-/// Axes: a name and an extent, fixed at compile time, that make up a tensor's type.
+/// Axes: a name, fixed at compile time, and an extent, fixed at compile time (`axis`) or at run time
+/// (`dynamic_axis`), that make up a tensor's type.
 ///
 /// Declare each axis as a named struct, so that compilers print `d_out` rather than an instantiation:
 /// \code
-///   struct batch      : shaped::axis<"batch", 1> {};
-///   struct num_tokens : shaped::axis<"num_tokens", 2> {};
-///   struct d_out      : shaped::axis<"d_out", 6> {};
-///   struct num_heads  : shaped::axis<"num_heads", 3> {};
-///   struct head_dim   : shaped::quotient<"head_dim", d_out, num_heads> {};  // d_out / num_heads = 2
+///   struct context_length : shaped::axis<"context_length", 1024> {};
+///   struct batch          : shaped::dynamic_axis<"batch"> {};                                // any size
+///   struct num_tokens     : shaped::dynamic_axis<"num_tokens", shaped::at_most<context_length>> {};
+///   struct d_out          : shaped::axis<"d_out", 768> {};
+///   struct num_heads      : shaped::axis<"num_heads", 12> {};
+///   struct head_dim       : shaped::quotient<"head_dim", d_out, num_heads> {};  // d_out / num_heads = 64
 /// \endcode
 /// Two axes are *the same axis* when they are the same type, or when both are the same ordered product
 /// of the same factors: `merged<num_heads, head_dim>` is `d_out` above, because `head_dim` was declared as
 /// `d_out / num_heads` (heads outermost, as `view(b, t, num_heads, head_dim)` splits in PyTorch).
 /// `merged<head_dim, num_heads>` is not `d_out`: the order of the factors is part of the axis.
+///
+/// A run-time axis is as much a type as a static one: every rule that compares names compares it the same
+/// way. Only its extent is a number that a tensor carries (as `std::extents` carries its dynamic extents),
+/// checked once where it enters (`1 <= n <= bound`) and derived from the operands inside every op.
 
 #include <boost/hana/append.hpp>
 #include <boost/hana/back.hpp>
@@ -29,8 +35,10 @@
 #include <boost/hana/transform.hpp>
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/type.hpp>
+#include <array>
 #include <concepts>
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -45,56 +53,223 @@ namespace hana = boost::hana;
 /// Base of every axis kind; `Axis` checks for it.
 struct axis_tag {};
 
-/// An atomic axis with a name and a compile-time extent.
-///
-/// Shapes: extent `Extent` (≥ 1).
-/// Errors: compile time, `Extent == 0` ("an axis has at least one element").
-/// Source: the sizes of the book's listings (`batch`, `num_tokens`, `d_in`, `d_out`, `num_heads`, ...).
-/// Example: `struct d_out : shaped::axis<"d_out", 6> {};`
-template <detail::fixed_string Name, std::size_t Extent>
-struct axis : axis_tag {
-    static_assert(Extent > 0, "shaped::axis: an axis has at least one element");
-    static constexpr std::string_view name = Name.view();
-    static constexpr std::size_t extent = Extent;
-};
+/// The largest extent any axis may have: a tensor's element count must fit a signed index (xtensor, BLAS).
+inline constexpr std::size_t max_extent = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
 
-/// What any axis kind satisfies: a tag and a compile-time extent.
+namespace detail {
+
+constexpr std::size_t saturating_mul(std::size_t a, std::size_t b) {
+    return a != 0 && b > max_extent / a ? max_extent : a * b;
+}
+constexpr std::size_t saturating_add(std::size_t a, std::size_t b) {
+    return a > max_extent - b ? max_extent : a + b;
+}
+
+// What every axis kind inherits: a static extent, or a bound and the number of run-time extents it carries
+// (`dynamic_atoms`: 1 for a run-time axis, the sum of its factors' for a merged one) with the product of
+// its static factors (`static_factor`) and each run-time atom's bound (`dynamic_bounds`).
+template <std::size_t Extent>
+struct static_extent {
+    static constexpr std::size_t extent = Extent;
+    static constexpr std::size_t bound = Extent;
+    static constexpr std::size_t dynamic_atoms = 0;
+    static constexpr std::size_t static_factor = Extent;
+    static constexpr std::array<std::size_t, 0> dynamic_bounds{};
+};
+template <std::size_t Bound, std::size_t Atoms, std::size_t Factor, std::array<std::size_t, Atoms> Bounds>
+struct run_time_extent {
+    static constexpr std::size_t bound = Bound;
+    static constexpr std::size_t dynamic_atoms = Atoms;
+    static constexpr std::size_t static_factor = Factor;
+    static constexpr std::array<std::size_t, Atoms> dynamic_bounds = Bounds;
+};
+template <std::size_t Bound>
+using one_run_time_extent = run_time_extent<Bound, 1, 1, std::array<std::size_t, 1>{Bound}>;
+
+}  // namespace detail
+
+/// What any axis kind satisfies: a tag, a bound, and how many run-time extents it carries.
 template <class A>
 concept Axis = std::derived_from<A, axis_tag> && requires {
-    { A::extent } -> std::convertible_to<std::size_t>;
+    { A::bound } -> std::convertible_to<std::size_t>;
+    { A::dynamic_atoms } -> std::convertible_to<std::size_t>;
 };
+
+/// An axis whose extent is fixed at compile time (`A::extent`).
+template <class A>
+concept StaticAxis = Axis<A> && A::dynamic_atoms == 0;
+
+/// An axis whose extent is fixed at run time, below a compile-time bound (`A::bound`).
+template <class A>
+concept DynamicAxis = Axis<A> && A::dynamic_atoms != 0;
+
+/// The bound of a run-time axis: its extent is at most `B::extent`, and it is declared as a prefix of
+/// `B` (a mask over `B` may be sliced to it).
+///
+/// Shapes: none of its own; `B` must be a static axis.
+/// Errors: compile time, a run-time `B` (a bound is a number the compiler knows).
+/// Source: torch.export's `Dim("num_tokens", max=context_length)`; the book's `context_length`.
+/// Example: `struct num_tokens : shaped::dynamic_axis<"num_tokens", shaped::at_most<context_length>> {};`
+template <Axis B>
+struct at_most {
+    static_assert(StaticAxis<B>,
+                  "shaped::at_most<B>: the bound must be a static axis (e.g. context_length), whose extent the "
+                  "compiler knows");
+    using axis = B;
+};
+
+/// No bound: a run-time axis of any extent (up to `shaped::max_extent`), e.g. a batch.
+struct unbounded {};
+
+namespace detail {
+template <class Within>
+struct within_of {
+    static_assert(std::is_void_v<Within>, "shaped::axis: the third argument must be shaped::at_most<B>");
+    using type = void;
+};
+template <class B>
+struct within_of<at_most<B>> {
+    using type = B;
+};
+template <class B>
+constexpr std::size_t bound_of() {
+    if constexpr (std::is_same_v<B, unbounded> || std::is_void_v<B>)
+        return max_extent;
+    else
+        return B::axis::extent;
+}
+template <class B>
+struct within_of_bound {
+    using type = typename within_of<B>::type;
+};
+template <>
+struct within_of_bound<unbounded> {
+    using type = void;
+};
+}  // namespace detail
+
+/// An atomic axis with a name and a compile-time extent.
+///
+/// Shapes: extent `Extent` (≥ 1). With `Within = at_most<B>` the axis is declared as a prefix of `B` (so
+/// `mask.slice<A>()` of a `B` mask compiles, and a module of `context_length` B accepts it as its tokens).
+/// Errors: compile time, `Extent == 0` ("an axis has at least one element"), `Extent > B::extent`.
+/// Source: the sizes of the book's listings (`batch`, `num_tokens`, `d_in`, `d_out`, `num_heads`, ...).
+/// Example: `struct d_out : shaped::axis<"d_out", 6> {};`
+///          `struct num_tokens : shaped::axis<"num_tokens", 6, shaped::at_most<context_length>> {};`
+template <detail::fixed_string Name, std::size_t Extent, class Within = void>
+struct axis : axis_tag, detail::static_extent<Extent> {
+    static_assert(Extent > 0, "shaped::axis: an axis has at least one element");
+    static_assert(Extent <= max_extent, "shaped::axis: the extent exceeds what a signed index holds");
+    using within = typename detail::within_of<Within>::type;
+    static_assert(diag::expect<std::is_void_v<within> || Extent <= detail::bound_of<Within>(),
+                               diag::numbers<Extent, detail::bound_of<Within>()>>,
+                  "shaped::axis<Name, Extent, at_most<B>>: the extent exceeds B's; an axis declared within B is at "
+                  "most as long as B");
+    static constexpr std::string_view name = Name.view();
+};
+
+/// An atomic axis with a name fixed at compile time and an extent fixed at run time, at most `Bound`'s.
+///
+/// Shapes: extent `n` with `1 <= n <= bound`, where `bound` is `B::extent` for `at_most<B>` and
+/// `shaped::max_extent` for `unbounded`. A tensor stores this number; its name is part of the type as any
+/// other axis's. With `at_most<B>` the axis is declared as a prefix of `B`.
+/// Errors: compile time, a run-time `B`. Thrown (`shape_error`), where the extent enters (`extents`,
+/// `torch::rand`, `from_buffer`, a tensor from an xtensor or from nested braces): `n == 0` or `n > bound`.
+/// Source: a prompt's length, `x.shape[1]` of the book's `forward`; torch.export's `Dim(name, max=...)`.
+/// Example: `struct num_tokens : shaped::dynamic_axis<"num_tokens", shaped::at_most<context_length>> {};`
+///          `struct batch : shaped::dynamic_axis<"batch"> {};`
+template <detail::fixed_string Name, class Bound = unbounded>
+struct dynamic_axis : axis_tag, detail::one_run_time_extent<detail::bound_of<Bound>()> {
+    using within = typename detail::within_of_bound<Bound>::type;
+    static constexpr std::string_view name = Name.view();
+};
+
+namespace detail {
+template <class Dividend, class Divisor>
+constexpr bool divides() {
+    if constexpr (StaticAxis<Dividend> && StaticAxis<Divisor>)
+        return Dividend::extent % Divisor::extent == 0;
+    else
+        return true;
+}
+template <class A>
+using sized_or_dynamic = diag::sized<A, StaticAxis<A> ? A::bound : 0>;
+}  // namespace detail
 
 /// An axis declared as `Dividend / Divisor`, e.g. `head_dim = d_out / num_heads`.
 ///
 /// Shapes: extent `Dividend::extent / Divisor::extent`. Splitting `Dividend` into `(Divisor, quotient)` with
 /// `view` or `split`, and merging them back with `view` or `cat`, gives back `Dividend`.
 /// Errors: compile time, where the axis is declared, when `Dividend::extent % Divisor::extent != 0`
-/// ("d_out must be divisible by num_heads", the book's `assert d_out % num_heads == 0`).
+/// ("d_out must be divisible by num_heads", the book's `assert d_out % num_heads == 0`), or when either is
+/// a run-time axis (divisibility could only be checked late).
 /// Source: `self.head_dim = d_out // num_heads` in the book's `MultiHeadAttention` (listing 3.5).
 /// Example: `struct head_dim : shaped::quotient<"head_dim", d_out, num_heads> {};`
 template <detail::fixed_string Name, Axis Dividend, Axis Divisor>
-struct quotient : axis_tag {
+struct quotient
+    : axis_tag,
+      detail::static_extent<(StaticAxis<Dividend> && StaticAxis<Divisor> ? Dividend::bound / Divisor::bound : 1)> {
+    static_assert(diag::expect<StaticAxis<Dividend> && StaticAxis<Divisor>, detail::sized_or_dynamic<Dividend>,
+                               detail::sized_or_dynamic<Divisor>>,
+                  "shaped::quotient: a run-time axis cannot be divided (divisibility could only be checked at run "
+                  "time); split a static axis, or keep the run-time axis whole");
     static_assert(
-        diag::expect<Dividend::extent % Divisor::extent == 0, diag::dividend<diag::sized<Dividend, Dividend::extent>>,
-                     diag::divisor<diag::sized<Divisor, Divisor::extent>>>,
+        diag::expect<detail::divides<Dividend, Divisor>(), diag::dividend<detail::sized_or_dynamic<Dividend>>,
+                     diag::divisor<detail::sized_or_dynamic<Divisor>>>,
         "shaped::quotient: the dividend axis must be divisible by the divisor axis (d_out must be "
         "divisible by num_heads); choose num_heads among the divisors of d_out");
     static constexpr std::string_view name = Name.view();
-    static constexpr std::size_t extent = Dividend::extent / Divisor::extent;
     using dividend = Dividend;
     using divisor = Divisor;
 };
 
+namespace detail {
+// The extent of an ordered product: static when every factor is, else run-time with its factors' atoms.
+template <class... Factors>
+constexpr auto product_bounds() {
+    std::array<std::size_t, (std::size_t{0} + ... + Factors::dynamic_atoms)> out{};
+    std::size_t k = 0;
+    (
+        [&] {
+            for (std::size_t b : Factors::dynamic_bounds) out[k++] = b;
+        }(),
+        ...);
+    return out;
+}
+template <class... Factors>
+constexpr std::size_t product_bound() {
+    std::size_t p = 1;
+    ((p = saturating_mul(p, Factors::bound)), ...);
+    return p;
+}
+template <class... Factors>
+using product_extent = std::conditional_t<
+    (StaticAxis<Factors> && ...), static_extent<product_bound<Factors...>()>,
+    run_time_extent<product_bound<Factors...>(), (std::size_t{0} + ... + Factors::dynamic_atoms),
+                    (std::size_t{1} * ... * Factors::static_factor), product_bounds<Factors...>()>>;
+template <class... Parts>
+constexpr std::size_t sum_bound() {
+    std::size_t s = 0;
+    ((s = saturating_add(s, Parts::bound)), ...);
+    return s;
+}
+template <class... Parts>
+using sum_extent = std::conditional_t<(StaticAxis<Parts> && ...), static_extent<sum_bound<Parts...>()>,
+                                      one_run_time_extent<sum_bound<Parts...>()>>;
+template <class A>
+using same_extent_as = std::conditional_t<StaticAxis<A>, static_extent<A::bound>, one_run_time_extent<A::bound>>;
+}  // namespace detail
+
 /// The ordered product of `Factors...`, outermost first: what `view` makes of adjacent axes it merges.
 ///
-/// Shapes: extent is the product of the factors' extents.
+/// Shapes: extent is the product of the factors' extents; a run-time axis when any factor is one (it then
+/// carries each run-time factor's extent, so that `view` can split it back).
 /// Errors: none of its own.
 /// Source: the merged dimension of `x.view(b, t, num_heads * head_dim)`; einops' `(h d)`.
 /// Example: `x.view<batch, num_tokens, shaped::merged<num_heads, head_dim>>()`.
 template <Axis... Factors>
-struct merged : axis_tag {
+struct merged : axis_tag, detail::product_extent<Factors...> {
     static_assert(sizeof...(Factors) >= 1, "shaped::merged: needs at least one factor");
-    static constexpr std::size_t extent = (std::size_t{1} * ... * Factors::extent);
     static constexpr auto factors = hana::tuple_t<Factors...>;
 };
 
@@ -104,10 +279,9 @@ struct merged : axis_tag {
 /// Shapes: extent is the product of the factors' extents. Errors: none of its own.
 /// Source: `d_out = num_heads * head_dim`, the book's `MultiHeadAttentionWrapper` sizes.
 template <detail::fixed_string Name, Axis... Factors>
-struct product : axis_tag {
+struct product : axis_tag, detail::product_extent<Factors...> {
     static_assert(sizeof...(Factors) >= 1, "shaped::product: needs at least one factor");
     static constexpr std::string_view name = Name.view();
-    static constexpr std::size_t extent = (std::size_t{1} * ... * Factors::extent);
     static constexpr auto factors = hana::tuple_t<Factors...>;
 };
 
@@ -115,12 +289,12 @@ struct product : axis_tag {
 /// full-width `d_out` heads: `concat<d_out, d_out, d_out>` (extent 18), which is not `d_out` and is no
 /// other axis either; a `linear<d_out, d_out>` rejects it.
 ///
-/// Shapes: extent is the sum of the parts' extents. Errors: none of its own.
+/// Shapes: extent is the sum of the parts' extents; a run-time axis when any part is one.
+/// Errors: none of its own.
 /// Source: `torch.cat(tensors, dim)`.
 template <Axis... Parts>
-struct concat : axis_tag {
+struct concat : axis_tag, detail::sum_extent<Parts...> {
     static_assert(sizeof...(Parts) >= 1, "shaped::concat: needs at least one part");
-    static constexpr std::size_t extent = (std::size_t{0} + ... + Parts::extent);
     static constexpr auto parts = hana::tuple_t<Parts...>;
 };
 
@@ -130,21 +304,22 @@ struct concat : axis_tag {
 /// Shapes: extent 1. Errors: none of its own.
 /// Source: `torch.Tensor.unsqueeze(dim)`, `x[:, None, :]`.
 /// Example: `auto m = mask.unsqueeze<1>();   // (batch, one, num_tokens, key<num_tokens>)`
-struct one : axis_tag {
+struct one : axis_tag, detail::static_extent<1> {
     static constexpr std::string_view name = "one";
-    static constexpr std::size_t extent = 1;
 };
 
 /// The key-token axis that goes with the query-token axis `A`: same extent, another axis. Attention
 /// scores are `(..., num_tokens, key<num_tokens>)`, so a softmax over the queries, a mask over the
 /// wrong token axis or a product with the queries where the values were meant fails to compile.
 ///
-/// Shapes: extent `A::extent`. Errors: none of its own.
+/// Shapes: extent `A::extent`, or for a run-time `A` a run-time extent of its own with `A`'s bound (the
+/// keys may be bound to another length than the queries, as in a KV cache). A prefix of whatever `A` is a
+/// prefix of (`mask.slice<num_tokens, key<num_tokens>>(...)` of a `context_length` mask).
+/// Errors: none of its own.
 /// Source: the query and key positions of `queries @ keys.transpose(1, 2)` (the book's listing 3.3).
 /// Example: `auto k = keys.rename<batch, shaped::key<num_tokens>, d_out>();`
 template <Axis A>
-struct key : axis_tag {
-    static constexpr std::size_t extent = A::extent;
+struct key : axis_tag, detail::same_extent_as<A> {
     using query = A;
 };
 
@@ -239,6 +414,70 @@ std::string axis_name() {
         return s + ")";
     }
 }
+
+namespace detail {
+/// Whether `A` is declared as a prefix of `B`: `B` itself, an axis declared `at_most<B>` (or at most an axis
+/// that is), or `key<A'>` of such an `A'`. This is what `slice` and the modules' `context_length` rely on.
+template <class A, class B>
+constexpr bool prefix_of() {
+    if constexpr (same_axis_v<A, B>) {
+        return true;
+    } else if constexpr (is_key<A>) {
+        if constexpr (is_key<B>)
+            return prefix_of<typename A::query, typename B::query>();
+        else
+            return prefix_of<typename A::query, B>();
+    } else if constexpr (requires { typename A::within; }) {
+        if constexpr (std::is_void_v<typename A::within>)
+            return false;
+        else
+            return prefix_of<typename A::within, B>();
+    } else {
+        return false;
+    }
+}
+
+/// The name of run-time atom `k` of `A` (its own name, or for a merged axis the factor's), for messages.
+template <Axis A>
+std::string dynamic_atom_name(std::size_t k) {
+    if constexpr (has_factors<A>) {
+        std::string r;
+        std::size_t base = 0;
+        hana::for_each(A::factors, [&](auto f) {
+            using F = typename decltype(f)::type;
+            if (k >= base && k < base + F::dynamic_atoms) r = dynamic_atom_name<F>(k - base);
+            base += F::dynamic_atoms;
+        });
+        return r;
+    } else {
+        return axis_name<A>();
+    }
+}
+
+/// The name of the axis a run-time atom is declared within (`context_length`), or "" when unbounded.
+template <Axis A>
+std::string dynamic_atom_bound_name(std::size_t k) {
+    if constexpr (has_factors<A>) {
+        std::string r;
+        std::size_t base = 0;
+        hana::for_each(A::factors, [&](auto f) {
+            using F = typename decltype(f)::type;
+            if (k >= base && k < base + F::dynamic_atoms) r = dynamic_atom_bound_name<F>(k - base);
+            base += F::dynamic_atoms;
+        });
+        return r;
+    } else if constexpr (is_key<A>) {
+        return dynamic_atom_bound_name<typename A::query>(0);
+    } else if constexpr (requires { typename A::within; }) {
+        if constexpr (std::is_void_v<typename A::within>)
+            return "";
+        else
+            return axis_name<typename A::within>();
+    } else {
+        return "";
+    }
+}
+}  // namespace detail
 
 }  // namespace shaped
 

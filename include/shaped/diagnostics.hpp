@@ -16,6 +16,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace shaped::diag {
@@ -23,6 +25,11 @@ namespace shaped::diag {
 /// An axis with its extent, as printed in diagnostics: `sized<head_dim, 2>`.
 template <class Axis, std::size_t Extent>
 struct sized {};
+
+/// A run-time axis with its bound, as printed in diagnostics: `run_time<num_tokens, 1024>`, or
+/// `run_time<batch>` when it has none.
+template <class Axis, std::size_t... Bound>
+struct run_time {};
 
 
 /// Roles that label the axes of a failed check, so that the printed context reads as a sentence.
@@ -69,6 +76,10 @@ struct parts {};
 /// only error at the call (not "variable has incomplete type void" after it), and so that the calls
 /// chained after it (`q.view<...>().transpose<1, 2>()`, the book's style) add no errors of their own.
 struct failed_shape_check {
+    /// Stands in for `x.shape` (prints nothing).
+    struct no_shape {
+        friend std::ostream& operator<<(std::ostream& os, no_shape) { return os; }
+    } shape;
     template <class...> failed_shape_check view() const { return {}; }
     template <class...> failed_shape_check reshape() const { return {}; }
     template <class...> failed_shape_check rename() const { return {}; }
@@ -124,12 +135,33 @@ public:
         : std::invalid_argument("shaped::" + op + ": expected " + expected + ", got " + actual),
           expected_(expected),
           actual_(actual) {}
+
+    /// Two operands of `op` carry the same run-time axis with different extents. The message's first line
+    /// names the op, the axis and both extents; the next two give each operand's shape:
+    /// \code
+    ///   shaped::matmul(a, b): num_tokens is 7 in a but 5 in b
+    ///     a: (batch=2, num_tokens=7, head_dim=64)
+    ///     b: (batch=2, num_tokens=5, d_out=768)
+    /// \endcode
+    static shape_error mismatch(std::string_view op, const std::string& axis, std::string_view a_role,
+                                std::size_t a_extent, const std::string& a_shape, std::string_view b_role,
+                                std::size_t b_extent, const std::string& b_shape) {
+        std::string message = "shaped::" + std::string(op) + ": " + axis + " is " + std::to_string(a_extent) + " in " +
+                              std::string(a_role) + " but " + std::to_string(b_extent) + " in " + std::string(b_role) +
+                              "\n  " + std::string(a_role) + ": " + a_shape + "\n  " + std::string(b_role) + ": " +
+                              b_shape;
+        return shape_error(std::move(message), axis + "=" + std::to_string(a_extent),
+                           axis + "=" + std::to_string(b_extent), 0);
+    }
     /// The shape the type states, as text.
     const std::string& expected() const noexcept { return expected_; }
     /// The shape that arrived, as text.
     const std::string& actual() const noexcept { return actual_; }
 
 private:
+    shape_error(std::string message, std::string expected, std::string actual, int)
+        : std::invalid_argument(message), expected_(std::move(expected)), actual_(std::move(actual)) {}
+
     std::string expected_;
     std::string actual_;
 };

@@ -16,31 +16,33 @@
 #include <boost/hana/unpack.hpp>
 #include <cstddef>
 #include <limits>
+#include <string_view>
+#include <tuple>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "axis.hpp"
 #include "diagnostics.hpp"
+#include "extents.hpp"
 #include "tensor_fwd.hpp"
 
 namespace shaped::detail {
 
-/// Whether the product of the extents fits in `std::size_t` (and in a signed index, as xtensor and
-/// BLAS need).
+/// Whether the product of the extents (at their bounds) fits a signed index, as xtensor and BLAS need.
 template <class... Axes>
 constexpr bool numel_fits() {
-    constexpr std::size_t limit = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
-    std::size_t n = 1;
-    for (std::size_t e : {std::size_t{1}, static_cast<std::size_t>(Axes::extent)...}) {
-        if (e != 0 && n > limit / e) return false;
-        n *= e;
-    }
-    return true;
+    return extents_tables<Axes...>::numel_fits_at_bounds;
 }
 
-/// Number of elements of a tensor with these axes.
+/// Number of elements of a tensor with these (static) axes.
 template <class... Axes>
 inline constexpr std::size_t numel_v = (std::size_t{1} * ... * Axes::extent);
+
+/// The product of the static factors of these axes: the element count when every axis is static, and
+/// what two shapes with the same run-time atoms must agree on.
+template <class... Axes>
+inline constexpr std::size_t static_numel_v = (std::size_t{1} * ... * Axes::static_factor);
 
 /// The `I`-th axis of `Axes...`.
 template <std::size_t I, class... Axes>
@@ -59,9 +61,25 @@ constexpr bool same_shape(axis_pack<A...>, axis_pack<B...>) {
         return false;
 }
 
+/// How a diagnostic prints one axis: `sized<d_out, 768>`, `run_time<num_tokens, 1024>` or `run_time<batch>`.
+template <class A>
+struct describe {
+    using type = diag::sized<A, A::bound>;
+};
+template <DynamicAxis A>
+    requires(A::bound < max_extent)
+struct describe<A> {
+    using type = diag::run_time<A, A::bound>;
+};
+template <DynamicAxis A>
+    requires(A::bound >= max_extent)
+struct describe<A> {
+    using type = diag::run_time<A>;
+};
+
 /// `Role<sized<A, extent>...>`: the axes with their extents, for a diagnostic's context.
 template <template <class...> class Role, class... Axes>
-using described = Role<diag::sized<Axes, Axes::extent>...>;
+using described = Role<typename describe<Axes>::type...>;
 
 /// PyTorch's dimension rule: `-rank <= d < rank`.
 constexpr bool dim_in_range(int d, std::size_t rank) {
@@ -94,7 +112,10 @@ inline constexpr std::size_t count_of_v = (std::size_t{0} + ... + (std::is_same_
 /// same axis.
 template <class FromTuple, class ToTuple>
 constexpr bool view_regroups(FromTuple from, ToTuple to) {
-    auto unit = [](auto t) { return hana::bool_c<decltype(t)::type::extent == 1>; };
+    auto unit = [](auto t) {
+        using A = typename decltype(t)::type;
+        return hana::bool_c<A::dynamic_atoms == 0 && A::bound == 1>;
+    };
     return decltype(hana::remove_if(normal_form(from), unit) == hana::remove_if(normal_form(to), unit))::value;
 }
 
@@ -153,13 +174,42 @@ struct broadcast_lhs {
     }
 };
 
-/// A shape as text for run-time messages: `(batch=1, num_tokens=2, d_out=6)`.
+/// The extents of a broadcast result (`Result`'s axes are `broadcast_result`'s), after checking that the
+/// run-time axes the operands share, aligned from the right, have the same extents.
+template <class Result, class... L, class... R>
+Result broadcast_extents(std::string_view op, std::string_view a_role, const extents<L...>& a,
+                         std::string_view b_role, const extents<R...>& b) {
+    constexpr std::size_t nl = sizeof...(L), nr = sizeof...(R), n = nl > nr ? nl : nr;
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+        auto block = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
+            constexpr bool has_l = J >= n - nl, has_r = J >= n - nr;
+            if constexpr (has_l && has_r) {
+                constexpr std::size_t il = J - (n - nl), ir = J - (n - nr);
+                using a_axis = axis_at_t<il, L...>;
+                if constexpr (std::is_same_v<a_axis, one>) {
+                    return b.template atoms_of<ir>();
+                } else {
+                    if constexpr (!std::is_same_v<axis_at_t<ir, R...>, one>)
+                        check_meet<il, ir>(op, a_role, a, b_role, b);
+                    return a.template atoms_of<il>();
+                }
+            } else if constexpr (has_l) {
+                return a.template atoms_of<J - (n - nl)>();
+            } else {
+                return b.template atoms_of<J - (n - nr)>();
+            }
+        };
+        // Braces evaluate left to right: the leftmost mismatch is the one reported.
+        const std::tuple blocks{block(std::integral_constant<std::size_t, I>{})...};
+        return std::apply([](const auto&... b) { return make_extents<Result>(b...); }, blocks);
+    }(std::make_index_sequence<n>{});
+}
+
+/// A shape as text for run-time messages: `(batch=1, num_tokens=2, d_out=6)` (static axes only; a tensor's
+/// own is `x.shape.text()`).
 template <class... Axes>
 std::string shape_text() {
-    std::string s = "(";
-    bool first = true;
-    ((s += (first ? "" : ", ") + axis_name<Axes>() + "=" + std::to_string(Axes::extent), first = false), ...);
-    return s + ")";
+    return extents<Axes...>{}.text();
 }
 
 }  // namespace shaped::detail

@@ -14,13 +14,16 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
+#include <xtensor/xadapt.hpp>
 #include <xtensor/xtensor.hpp>
 
 #include "axis.hpp"
 #include "diagnostics.hpp"
+#include "extents.hpp"
 #include "ops/cat.hpp"
 #include "ops/elementwise.hpp"
 #include "ops/mask.hpp"
@@ -37,16 +40,6 @@
 
 namespace shaped {
 
-/// The extents of a tensor type, printed as PyTorch prints `x.shape`: `torch.Size([1, 2, 6])`.
-template <std::size_t Rank>
-struct size : std::array<std::size_t, Rank> {
-    friend std::ostream& operator<<(std::ostream& os, const size& s) {
-        os << "torch.Size([";
-        for (std::size_t i = 0; i < Rank; ++i) os << (i ? ", " : "") << s[i];
-        return os << "])";
-    }
-};
-
 namespace detail {
 template <class Value, std::size_t Depth, std::size_t Rank>
 struct nested_list {
@@ -62,54 +55,63 @@ struct nested_list<Value, Rank, Rank> {
 
 /// A tensor of `Value` elements whose axes `Axes...` (outermost first) are part of its type.
 ///
-/// Shapes: `(Axes::extent...)`, row-major. `Layout` is `layout::contiguous` for tensors that PyTorch
-/// would call contiguous, `layout::strided` for the results of `transpose` and `permute` (on which
-/// `view` does not compile, as PyTorch refuses it at run time). Storage is an `xt::xtensor<Value, rank>`
-/// on the heap. A strided tensor keeps the buffer of the tensor it was transposed from, with a stride
-/// per axis, as PyTorch does: `matmul` reads it in place through BLAS's leading dimensions, and every
-/// other op reads a row-major copy (`storage()`), as PyTorch's kernels make one with `contiguous()`.
+/// Shapes: `(Axes...)`, row-major; `x.shape` holds the extents (static ones in the type, run-time ones
+/// stored) and prints as `torch.Size([2, 7, 768])`. `Layout` is `layout::contiguous` for tensors that
+/// PyTorch would call contiguous, `layout::strided` for the results of `transpose` and `permute` (on which
+/// `view` does not compile, as PyTorch refuses it at run time). Storage is an `xt::xtensor<Value, rank>` on
+/// the heap. A strided tensor keeps the buffer of the tensor it was transposed from, with a stride per axis,
+/// as PyTorch does: `matmul` reads it in place through BLAS's leading dimensions, and every other op reads a
+/// row-major copy (`storage()`), as PyTorch's kernels make one with `contiguous()`.
 /// Element type: `float` and `double` for arithmetic; `bool` for masks.
-/// Errors: compile time, conversions between different axes or from strided to contiguous, and every
-/// op's shape rule (see each op). Thrown: `shape_error` when a nested list, a buffer or an xtensor
-/// brought in from outside has another shape than the type states; `std::out_of_range` from `at`.
+/// Errors: compile time, conversions between different axes (a static axis and a run-time one are
+/// different axes) or from strided to contiguous, and every op's shape rule (see each op). Thrown:
+/// `shape_error` when a nested list, a buffer or an xtensor brought in from outside has another shape than
+/// the type states, or a run-time extent outside `1..bound`; `std::out_of_range` from `at`.
 /// Source: `torch.Tensor`.
 /// Example:
 /// \code
 ///   shaped::tensor<float, num_tokens, d_in> inputs{{0.43f, 0.15f, 0.89f}, {0.55f, 0.87f, 0.66f}};
-///   auto q = shaped::torch::rand<batch, num_tokens, d_out>();   // torch.rand(batch, num_tokens, d_out)
+///   auto q = shaped::torch::rand<batch, num_tokens, d_out>(2, prompt_length);  // run-time batch, num_tokens
 /// \endcode
 template <class Value, class Layout, Axis... Axes>
 class basic_tensor {
 public:
     using value_type = Value;
     using layout_type = Layout;
+    /// The type of `shape`.
+    using extents_type = shaped::extents<Axes...>;
     static constexpr std::size_t rank = sizeof...(Axes);
     using storage_type = xt::xtensor<Value, rank>;
-    static_assert(diag::expect<detail::numel_fits<Axes...>(), detail::described<diag::tensor_axes, Axes...>>,
+    /// Whether every extent is known at compile time (then `shape` takes no memory).
+    static constexpr bool is_static = extents_type::is_static;
+    static_assert(diag::expect<!is_static || detail::numel_fits<Axes...>(),
+                               detail::described<diag::tensor_axes, Axes...>>,
                   "shaped::tensor: the product of the extents overflows the index type; no tensor this large can "
                   "be stored");
-
-    /// Number of elements.
-    static constexpr std::size_t numel = detail::numel_v<Axes...>;
-    /// Extents, outermost first; prints as `torch.Size([...])`.
-    static constexpr shaped::size<rank> shape{{Axes::extent...}};
     /// Whether PyTorch would call this tensor contiguous (whether `view` compiles).
     static constexpr bool is_contiguous = std::is_same_v<Layout, layout::contiguous>;
     /// The axes as a Boost.Hana tuple of types.
     static constexpr auto axes = hana::tuple_t<Axes...>;
-    /// Element strides of a row-major tensor of this shape (what `stride()` gives for a contiguous one).
-    static constexpr std::array<std::size_t, rank> row_major_strides = detail::row_major_strides<rank>({Axes::extent...});
 
-    /// Zeros (`torch.zeros`).
-    basic_tensor() : data_(typename storage_type::shape_type{Axes::extent...}, Value{}) {}
+    /// The extents, as PyTorch's `x.shape`: `x.shape[1]`, `auto [b, num_tokens, d_in] = x.shape;`, and
+    /// printed, `torch.Size([2, 7, 768])`. Only run-time extents take memory. Read-only: a tensor's extents
+    /// change only with its elements.
+    [[no_unique_address]] extents_type shape;
+
+    /// Zeros (`torch.zeros`), for a tensor whose extents are all static.
+    basic_tensor() requires is_static : data_(xshape(shape), Value{}) {}
+    /// Zeros of the given extents (`torch.zeros(2, n, 768)`).
+    explicit basic_tensor(const extents_type& e) : shape(e), data_(xshape(e), Value{}) {}
 
     /// Elements left unset (`torch.empty`): for results that are written in full before being read.
-    explicit basic_tensor(uninitialized_t) : data_(typename storage_type::shape_type{Axes::extent...}) {}
+    explicit basic_tensor(uninitialized_t) requires is_static : data_(xshape(shape)) {}
+    basic_tensor(const extents_type& e, uninitialized_t) : shape(e), data_(xshape(e)) {}
 
-    /// From nested braces, outermost axis first: `{{0.43f, 0.15f, 0.89f}, {0.55f, 0.87f, 0.66f}}`.
-    /// Throws `shape_error` when any level has another length than its axis.
+    /// From nested braces, outermost axis first: `{{0.43f, 0.15f, 0.89f}, {0.55f, 0.87f, 0.66f}}`. A run-time
+    /// axis takes the length of its lists. Throws `shape_error` when any level has another length than its
+    /// axis (or than its first list, for a run-time axis), or a run-time length is outside `1..bound`.
     basic_tensor(typename detail::nested_list<Value, 0, rank>::type values) requires(rank >= 1)
-        : data_(typename storage_type::shape_type{Axes::extent...}) {
+        : shape(list_extents(values)), data_(xshape(shape)) {
         std::size_t n = 0;
         fill_from<0>(values, n);
     }
@@ -117,37 +119,41 @@ public:
     /// A strided tensor over `buffer` (the elements of the tensor it was transposed from, in that
     /// tensor's order), with the element stride of each of its axes: what `transpose` and `permute` make.
     /// Throws `shape_error` when the buffer is too short for the strides.
-    basic_tensor(detail::strided_tag, storage_type buffer, const std::array<std::size_t, rank>& strides)
-        requires(!std::is_same_v<Layout, layout::contiguous>)
-        : data_(std::move(buffer)), strides_(strides) {
-        detail::check_strided_buffer(shape, strides_, data_.size());
+    basic_tensor(detail::strided_tag, const extents_type& e, storage_type buffer,
+                 const std::array<std::size_t, rank>& strides) requires(!std::is_same_v<Layout, layout::contiguous>)
+        : shape(e), data_(std::move(buffer)), strides_(strides) {
+        detail::check_strided_buffer(shape.sizes(), strides_, data_.size());
     }
 
-    /// Takes elements that an op has made in this type's shape (not checked).
-    basic_tensor(detail::adopt_tag, storage_type values) noexcept : data_(std::move(values)) {}
+    /// Takes elements that an op has made in this shape (not checked).
+    basic_tensor(detail::adopt_tag, const extents_type& e, storage_type values) noexcept
+        : shape(e), data_(std::move(values)) {}
 
-    /// Takes an xtensor whose run-time shape must equal the type's; throws `shape_error` otherwise.
-    explicit basic_tensor(storage_type values) : data_(std::move(values)) {
-        if (!std::equal(data_.shape().begin(), data_.shape().end(), shape.begin()))
-            throw shape_error("tensor(xt::xtensor)", shape_text(),
-                              detail::format_extents({data_.shape().begin(), data_.shape().end()}));
-    }
+    /// Takes an xtensor whose run-time shape must be the type's (a run-time axis takes its extent, checked
+    /// against the bound); throws `shape_error` otherwise.
+    explicit basic_tensor(storage_type values) : shape(xtensor_extents(values)), data_(std::move(values)) {}
 
-    /// Copies `numel` elements, row-major; throws `shape_error` when the buffer has another length.
-    static basic_tensor from_buffer(std::span<const Value> buffer) {
-        if (buffer.size() != numel)
-            throw shape_error("tensor::from_buffer", std::to_string(numel) + " elements for " + shape_text(),
+    /// Copies the elements of `buffer`, row-major; the run-time extents, one number per run-time axis in
+    /// order, are checked against their bounds. Throws `shape_error` when an extent is outside its bound or
+    /// the buffer has another length than the extents give.
+    template <detail::extent_number... N>
+        requires(sizeof...(N) == extents_type::rank_dynamic)
+    static basic_tensor from_buffer(std::span<const Value> buffer, N... n) {
+        const auto e = extents_type::checked("tensor::from_buffer", n...);
+        if (buffer.size() != e.numel())
+            throw shape_error("tensor::from_buffer", std::to_string(e.numel()) + " elements for " + e.text(),
                               std::to_string(buffer.size()) + " elements");
-        basic_tensor t;
-        std::copy(buffer.begin(), buffer.end(), t.data_.begin());
+        basic_tensor t(e, uninitialized);
+        std::copy(buffer.begin(), buffer.end(), t.data_.data());
         return t;
     }
 
     /// Same axes from another layout: a strided tensor becomes contiguous only through `contiguous()`.
     /// Different axes never convert: assigning a `(batch, num_tokens, cat(d_out, d_out, d_out))` result
-    /// to a `(batch, num_tokens, d_out)` tensor fails to compile and names both shapes.
+    /// to a `(batch, num_tokens, d_out)` tensor fails to compile and names both shapes; so does a static
+    /// `six_tokens` where a run-time `num_tokens` is expected (`rename` converts, checking the extent).
     template <class OtherLayout, Axis... Other>
-    basic_tensor(const basic_tensor<Value, OtherLayout, Other...>& other) {
+    basic_tensor(const basic_tensor<Value, OtherLayout, Other...>& other) : shape(adopt_shape(other)) {
         constexpr bool axes_ok = detail::same_shape(detail::axis_pack<Axes...>{}, detail::axis_pack<Other...>{});
         static_assert(diag::expect<axes_ok, detail::described<diag::expected_axes, Axes...>,
                                    detail::described<diag::actual_axes, Other...>>,
@@ -159,7 +165,7 @@ public:
                           "shaped::tensor: a transposed (strided) tensor becomes contiguous only through "
                           ".contiguous(), as in PyTorch");
             data_ = other.storage();
-            if constexpr (!is_contiguous) strides_ = row_major_strides;
+            if constexpr (!is_contiguous) strides_ = detail::row_major_strides<rank>(shape.sizes());
         }
     }
 
@@ -168,28 +174,34 @@ public:
     basic_tensor& operator=(const basic_tensor&) = default;
     basic_tensor& operator=(basic_tensor&&) noexcept = default;
 
+    /// Number of elements (`x.numel()`).
+    std::size_t numel() const noexcept { return shape.numel(); }
+
     /// Element access without bounds checks (xtensor's `operator()`).
     template <class... Index>
     requires(sizeof...(Index) == rank) Value& operator()(Index... i) { return data_.data()[offset(i...)]; }
     template <class... Index>
     requires(sizeof...(Index) == rank) const Value& operator()(Index... i) const { return data_.data()[offset(i...)]; }
-    /// Element access with bounds checks; throws `std::out_of_range`.
-    template <class... Index>
+    /// Element access with bounds checks; throws `std::out_of_range` naming the axis, its extent and the
+    /// index (a negative index as given; `at` does not count from the end).
+    template <std::integral... Index>
     requires(sizeof...(Index) == rank) const Value& at(Index... i) const {
-        detail::check_index<rank>(shape, {static_cast<std::size_t>(i)...});
+        std::size_t d = 0;
+        (check_index(d++, i), ...);
         return (*this)(i...);
     }
 
-    /// The elements as an xtensor, row-major in the order of `Axes...`. For a contiguous tensor, the
-    /// tensor's own (a reference, writable through a non-const tensor); for a strided one, a const
-    /// row-major copy made on each call (PyTorch's `contiguous()`): writing through it does not compile.
+    /// The elements as an xtensor, row-major in the order of `Axes...`. On a const contiguous tensor, its
+    /// own container, read-only; on a non-const one, an xtensor adaptor over its elements: writable, but it
+    /// cannot reallocate them (resizing to another size throws), so the elements always match the type. On a
+    /// strided tensor, a const row-major copy made on each call (PyTorch's `contiguous()`).
     decltype(auto) storage() const& {
         if constexpr (is_contiguous)
-            return (data_);
+            return static_cast<const storage_type&>(data_);
         else
             return static_cast<const storage_type>(materialized());
     }
-    storage_type& storage() & requires(std::is_same_v<Layout, layout::contiguous>) { return data_; }
+    auto storage() & requires(std::is_same_v<Layout, layout::contiguous>) { return adaptor(); }
     storage_type storage() && {
         if constexpr (is_contiguous)
             return std::move(data_);
@@ -198,20 +210,24 @@ public:
     }
 
     /// The buffer as it lies in memory: for a strided tensor, the elements of the tensor it was transposed
-    /// from, in that tensor's order; read it through `stride()`.
+    /// from, in that tensor's order; read it through `stride()`. Writable through a non-const tensor, as for
+    /// `storage()`, without a way to resize it.
     const storage_type& buffer() const& noexcept { return data_; }
-    storage_type& buffer() & noexcept { return data_; }
+    auto buffer() & noexcept { return adaptor(); }
     storage_type buffer() && noexcept { return std::move(data_); }
+    /// The first element of the buffer (PyTorch's `data_ptr()`).
+    Value* data() noexcept { return data_.data(); }
+    const Value* data() const noexcept { return data_.data(); }
     /// The element stride of each axis in `buffer()`: PyTorch's `x.stride()`.
     std::array<std::size_t, rank> stride() const noexcept {
         if constexpr (is_contiguous)
-            return row_major_strides;
+            return detail::row_major_strides<rank>(shape.sizes());
         else
             return strides_;
     }
 
     /// The shape as text: `(batch=1, num_tokens=2, d_out=6)`.
-    static std::string shape_text() { return detail::shape_text<Axes...>(); }
+    std::string shape_text() const { return shape.text(); }
 
     // PyTorch's tensor methods, forwarding to the free functions of ops/ (documented there). On a
     // temporary, view, reshape, rename, transpose, permute, T, contiguous, softmax and masked_fill reuse
@@ -292,6 +308,8 @@ public:
     auto masked_fill(const Mask& mask, std::type_identity_t<Value> value) && {
         return shaped::masked_fill(std::move(*this), mask, value);
     }
+    /// After a failed shape check, no further errors (see `diag::failed_shape_check`).
+    diag::failed_shape_check masked_fill(diag::failed_shape_check, std::type_identity_t<Value>) const { return {}; }
     template <int Dim>
     auto unsqueeze() const {
         return shaped::unsqueeze<Dim>(*this);
@@ -304,9 +322,9 @@ public:
     auto repeat() const {
         return shaped::repeat<New, Dim>(*this);
     }
-    template <Axis... Prefix>
-    auto slice() const {
-        return shaped::slice<Prefix...>(*this);
+    template <Axis... Prefix, detail::extent_number... N>
+    auto slice(N... n) const {
+        return shaped::slice<Prefix...>(*this, n...);
     }
     template <class To>
     auto to() const {
@@ -318,31 +336,123 @@ public:
         static_assert(std::is_same_v<Value, float> || std::is_same_v<Value, double> || std::is_same_v<Value, bool>,
                       "shaped::tensor: printing supports float, double and bool elements");
         static_assert(rank <= 8, "shaped::tensor: printing supports up to 8 axes");
-        std::array<std::size_t, rank> extents{Axes::extent...};
+        const std::array<std::size_t, rank> extents = t.shape.sizes();
         const auto& elements = t.storage();  // row-major
         return os << torch::repr<Value>(elements.data(), std::span<const std::size_t>(extents));
     }
 
 private:
+    static typename storage_type::shape_type xshape(const extents_type& e) {
+        if constexpr (!detail::extents_tables<Axes...>::numel_fits_at_bounds) e.check_numel("tensor");
+        const auto s = e.sizes();
+        typename storage_type::shape_type out{};
+        std::copy(s.begin(), s.end(), out.begin());
+        return out;
+    }
+
+    auto adaptor() noexcept {
+        return xt::adapt(data_.data(), data_.size(), xt::no_ownership(), data_.shape());
+    }
+
     template <class... Index>
     std::size_t offset(Index... i) const noexcept {
         return detail::dot_strides<rank>(stride(), {static_cast<std::size_t>(i)...});
     }
 
+    template <class I>
+    void check_index(std::size_t d, I i) const {
+        if (std::cmp_less(i, 0) || std::cmp_greater_equal(i, shape[d])) [[unlikely]] {
+            std::string name;
+            std::size_t k = 0;
+            ((k++ == d ? (void)(name = axis_name<Axes>()) : void()), ...);
+            detail::index_out_of_range(std::to_string(i), name, d, shape[d]);
+        }
+    }
+
     // A row-major copy of a strided tensor's elements.
     storage_type materialized() const {
-        storage_type out(typename storage_type::shape_type{Axes::extent...});
-        detail::gather_strided<Value, rank>(data_.data(), out.data(), shape, strides_);
+        storage_type out(xshape(shape));
+        detail::gather_strided<Value, rank>(data_.data(), out.data(), shape.sizes(), strides_);
         return out;
+    }
+
+    // The type's own extents for a tensor of the other layout, same axes (else a static error, above).
+    template <class OtherLayout, Axis... Other>
+    static extents_type adopt_shape(const basic_tensor<Value, OtherLayout, Other...>& other) {
+        if constexpr (detail::same_shape(detail::axis_pack<Axes...>{}, detail::axis_pack<Other...>{}) &&
+                      sizeof...(Other) == rank)
+            return extents_type(detail::adopt_tag{}, other.shape.dynamic());
+        else
+            return detail::make_extents<extents_type>();
+    }
+
+    // Extents from the sizes that data from outside has: a static axis must match, a run-time axis takes its
+    // size (its single run-time atom is size / static_factor), checked against its bound. Axes with several
+    // run-time atoms cannot be read off one number.
+    static extents_type from_sizes(std::string_view op, const std::array<std::size_t, rank>& sizes) {
+        static_assert((single_atom_v<Axes> && ...),
+                      "shaped::tensor: a merged axis with several run-time factors cannot take its extents from data "
+                      "(from nested braces or an xtensor); build it with view<...>() from its factors");
+        typename extents_type::dynamic_type d{};
+        std::size_t k = 0, i = 0;
+        bool ok = true;
+        (
+            [&] {
+                if constexpr (Axes::dynamic_atoms == 1) {
+                    if (sizes[i] % Axes::static_factor != 0) ok = false;
+                    d[k++] = sizes[i] / Axes::static_factor;
+                } else if constexpr (StaticAxis<Axes>) {
+                    if (sizes[i] != Axes::extent) ok = false;
+                }
+                ++i;
+            }(),
+            ...);
+        if (!ok) throw shape_error(std::string(op), type_text(), detail::format_extents({sizes.begin(), sizes.end()}));
+        return std::apply([&](auto... n) { return extents_type::checked(op, n...); }, d);
+    }
+    template <class A>
+    static constexpr bool single_atom_v = A::dynamic_atoms <= 1;
+
+    static extents_type xtensor_extents(const storage_type& values) {
+        std::array<std::size_t, rank> sizes{};
+        std::copy(values.shape().begin(), values.shape().end(), sizes.begin());
+        return from_sizes("tensor(xt::xtensor)", sizes);
+    }
+
+    static extents_type list_extents(const typename detail::nested_list<Value, 0, rank>::type& values) {
+        std::array<std::size_t, rank> sizes{};
+        list_sizes<0>(values, sizes);
+        return from_sizes("tensor({...})", sizes);
+    }
+    template <std::size_t Depth, class List>
+    static void list_sizes(const List& list, std::array<std::size_t, rank>& sizes) {
+        sizes[Depth] = list.size();
+        if constexpr (Depth + 1 < rank)
+            if (list.size() != 0) list_sizes<Depth + 1>(*list.begin(), sizes);
+    }
+
+    // The type's shape, with run-time axes by name and bound: `(batch, num_tokens<=1024, d_out=768)`.
+    static std::string type_text() {
+        std::string s = "(";
+        std::size_t i = 0;
+        (
+            [&] {
+                s += (i++ ? ", " : "") + axis_name<Axes>();
+                if constexpr (StaticAxis<Axes>)
+                    s += "=" + std::to_string(Axes::extent);
+                else if constexpr (Axes::bound < max_extent)
+                    s += "<=" + std::to_string(Axes::bound);
+            }(),
+            ...);
+        return s + ")";
     }
 
     template <std::size_t Depth, class List>
     void fill_from(const List& list, std::size_t& n) {
-        constexpr std::array<std::size_t, rank> extents{Axes::extent...};
-        if (list.size() != extents[Depth])
-            throw shape_error("tensor({...})", shape_text(),
+        if (list.size() != shape[Depth])
+            throw shape_error("tensor({...})", shape.text(),
                               "a list of " + std::to_string(list.size()) + " at depth " + std::to_string(Depth) +
-                                  " (axis " + std::to_string(Depth) + " has " + std::to_string(extents[Depth]) + ")");
+                                  " (axis " + std::to_string(Depth) + " has " + std::to_string(shape[Depth]) + ")");
         for (const auto& item : list) {
             if constexpr (Depth + 1 == rank)
                 data_.data()[n++] = static_cast<Value>(item);
@@ -355,12 +465,12 @@ private:
     // Strided tensors only: the element stride of each axis in data_.
     struct no_strides {};
     [[no_unique_address]] std::conditional_t<is_contiguous, no_strides, std::array<std::size_t, rank>> strides_ =
-        stride_init();
-    static constexpr auto stride_init() {
+        initial_strides(shape);
+    static constexpr auto initial_strides(const extents_type& e) {
         if constexpr (is_contiguous)
             return no_strides{};
         else
-            return row_major_strides;
+            return detail::row_major_strides<rank>(e.sizes());
     }
 };
 

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "axis.hpp"
+#include "extents.hpp"
 #include "detail/strided.hpp"
 
 namespace shaped {

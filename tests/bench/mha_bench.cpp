@@ -23,11 +23,11 @@ namespace {
 template <std::size_t B, std::size_t T, std::size_t DIn, std::size_t DOut, std::size_t H>
 struct config {
     struct batch : shaped::axis<"batch", B> {};
-    struct num_tokens : shaped::axis<"num_tokens", T> {};
+    struct context_length : shaped::axis<"context_length", T> {};
+    struct num_tokens : shaped::axis<"num_tokens", T, shaped::at_most<context_length>> {};
     struct d_in : shaped::axis<"d_in", DIn> {};
     struct d_out : shaped::axis<"d_out", DOut> {};
     struct num_heads : shaped::axis<"num_heads", H> {};
-    struct context_length : shaped::axis<"context_length", T> {};
     using mha = shaped::nn::multi_head_attention<d_in, d_out, context_length, num_heads>;
     static_assert(DOut % H == 0, "a benchmark configuration's heads must divide d_out");
 

@@ -5,10 +5,10 @@
 #include <shaped/shaped.hpp>
 
 struct batch : shaped::axis<"batch", 1> {};
-struct num_tokens : shaped::axis<"num_tokens", 2> {};
+struct context_length : shaped::axis<"context_length", 6> {};
+struct num_tokens : shaped::axis<"num_tokens", 2, shaped::at_most<context_length>> {};
 struct d_out : shaped::axis<"d_out", 6> {};
 struct num_heads : shaped::axis<"num_heads", 3> {};
 struct head_dim : shaped::quotient<"head_dim", d_out, num_heads> {};
-struct context_length : shaped::axis<"context_length", 6> {};
 
 #endif

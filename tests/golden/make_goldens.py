@@ -7,6 +7,7 @@ It rewrites, next to this script:
   - seed/<name>.out: what each seed program in seed/ prints, run with autograd off (so that no
     `grad_fn=` is printed; the random stream and the numbers are unchanged);
   - book/<name>.out: likewise for the book's chapter 3 modules (book/chapter3.py);
+  - book/prompt_length/<N>.out: what book/prompt_length.py prints for a prompt of N tokens;
   - ops_goldens.hpp: inputs' random bits, nn.Linear parameters and op results, as exact float literals;
   - book/modules/*.f32: outputs of the book's modules at larger sizes, raw little-endian float32,
     listed with their configurations in book/modules/index.txt.
@@ -23,8 +24,14 @@ import torch
 HERE = pathlib.Path(__file__).resolve().parent
 
 
+# Programs that take an argument are run by their own function below.
+TAKES_ARGUMENTS = {"prompt_length.py"}
+PROMPT_LENGTHS = [1, 2, 7, 100, 1024]
+
+
 def run_programs():
-    for program in sorted((HERE / "seed").glob("*.py")) + sorted((HERE / "book").glob("*.py")):
+    programs = sorted((HERE / "seed").glob("*.py")) + sorted((HERE / "book").glob("*.py"))
+    for program in (p for p in programs if p.name not in TAKES_ARGUMENTS):
         out = io.StringIO()
         with contextlib.redirect_stdout(out), torch.no_grad():
             exec(compile(program.read_text(), str(program.name), "exec"), {"__name__": "__main__", "__file__": str(program)})
@@ -174,8 +181,20 @@ def make_modules():
     (out_dir / "index.txt").write_text("\n".join(index) + "\n")
 
 
+def make_prompt_lengths():
+    program = runpy.run_path(str(HERE / "book" / "prompt_length.py"))
+    out_dir = HERE / "book" / "prompt_length"
+    out_dir.mkdir(exist_ok=True)
+    for n in PROMPT_LENGTHS:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            program["main"](n)
+        (out_dir / f"{n}.out").write_text(out.getvalue())
+
+
 def main():
     run_programs()
+    make_prompt_lengths()
     h = Header()
     make_ops(h)
     (HERE / "ops_goldens.hpp").write_text(h.text())

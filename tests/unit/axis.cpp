@@ -41,15 +41,23 @@ static_assert(!indexable_with<shaped::tensor<float, num_tokens, d_out>, int, int
 
 TEST_CASE("a tensor's type states its shape") {
     using t = shaped::tensor<float, num_tokens, num_heads, head_dim>;
-    static_assert(t::rank == 3 && t::numel == 12 && t::is_contiguous);
-    static_assert(t::shape[0] == 2 && t::shape[1] == 3 && t::shape[2] == 2);
+    static_assert(t::rank == 3 && t::is_contiguous && t::is_static);
+    static_assert(t::extents_type{}.numel() == 12);
+    static_assert(t::extents_type::static_extent(0) == 2 && t::extents_type::static_extent(1) == 3 &&
+                  t::extents_type::static_extent(2) == 2);
     static_assert(!shaped::strided_tensor<float, num_tokens>::is_contiguous);
-    CHECK(t::shape_text() == "(num_tokens=2, num_heads=3, head_dim=2)");
+    // An all-static tensor stores no extents: its shape takes no memory.
+    static_assert(std::is_empty_v<t::extents_type> && sizeof(t) == sizeof(t::storage_type));
+    const t x;
+    CHECK(x.numel() == 12);
+    CHECK(x.shape_text() == "(num_tokens=2, num_heads=3, head_dim=2)");
     CHECK(shaped::detail::shape_text<shaped::merged<num_heads, head_dim>, shaped::concat<d_out, d_out>>() ==
           "((num_heads*head_dim)=6, cat(d_out, d_out)=12)");
     std::ostringstream s;
-    s << t::shape;
+    s << x.shape;
     CHECK(s.str() == "torch.Size([2, 3, 2])");
+    auto [a, b, c] = x.shape;  // num_tokens, num_heads, head_dim = x.shape
+    CHECK((a == 2 && b == 3 && c == 2));
 }
 
 TEST_CASE("rename is explicit and keeps the elements") {

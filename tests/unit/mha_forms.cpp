@@ -71,11 +71,11 @@ struct forms {
 template <std::size_t B, std::size_t T, std::size_t D, std::size_t H>
 void check_size(std::uint64_t seed) {
     struct batch : shaped::axis<"batch", B> {};
-    struct num_tokens : shaped::axis<"num_tokens", T> {};
+    struct context_length : shaped::axis<"context_length", T + 3> {};
+    struct num_tokens : shaped::axis<"num_tokens", T, shaped::at_most<context_length>> {};
     struct d_out : shaped::axis<"d_out", D> {};
     struct num_heads : shaped::axis<"num_heads", H> {};
     struct head_dim : shaped::quotient<"head_dim", d_out, num_heads> {};
-    struct context_length : shaped::axis<"context_length", T + 3> {};
     forms<batch, num_tokens, d_out, num_heads, head_dim, context_length>::check(seed);
 }
 

@@ -31,10 +31,10 @@ auto book_steps(const Module& m, const X& x) {
 template <std::size_t B, std::size_t T, std::size_t D, std::size_t H, std::size_t Context>
 void check_book_steps(std::uint64_t seed, bool training) {
     struct batch : shaped::axis<"batch", B> {};
-    struct num_tokens : shaped::axis<"num_tokens", T> {};
+    struct context_length : shaped::axis<"context_length", Context> {};
+    struct num_tokens : shaped::axis<"num_tokens", T, shaped::at_most<context_length>> {};
     struct d_out : shaped::axis<"d_out", D> {};
     struct num_heads : shaped::axis<"num_heads", H> {};
-    struct context_length : shaped::axis<"context_length", Context> {};
     shaped::torch::manual_seed(seed);
     shaped::nn::multi_head_attention<d_in, d_out, context_length, num_heads> m(training ? 0.25 : 0.0, training);
     m.train(training);

@@ -56,8 +56,8 @@ auto run(std::uint64_t seed, bool training, Args... args) {
 TEST_CASE("multi_head_attention equals the book's MultiHeadAttention") {
     SUBCASE("batch 2, 64 tokens, 4 heads, no qkv_bias") {
         struct batch : shaped::axis<"batch", 2> {};
-        struct num_tokens : shaped::axis<"num_tokens", 64> {};
         struct context_length : shaped::axis<"context_length", 64> {};
+        struct num_tokens : shaped::axis<"num_tokens", 64, shaped::at_most<context_length>> {};
         struct num_heads : shaped::axis<"num_heads", 4> {};
         using mha = shaped::nn::multi_head_attention<d_in, d_out, context_length, num_heads>;
         auto y = run<mha, batch, num_tokens>(1, false, 0.0, false);
@@ -67,8 +67,8 @@ TEST_CASE("multi_head_attention equals the book's MultiHeadAttention") {
     }
     SUBCASE("batch 3, 17 tokens, 6 heads, qkv_bias") {
         struct batch : shaped::axis<"batch", 3> {};
-        struct num_tokens : shaped::axis<"num_tokens", 17> {};
         struct context_length : shaped::axis<"context_length", 64> {};
+        struct num_tokens : shaped::axis<"num_tokens", 17, shaped::at_most<context_length>> {};
         struct num_heads : shaped::axis<"num_heads", 6> {};
         using mha = shaped::nn::multi_head_attention<d_in, d_out, context_length, num_heads>;
         auto y = run<mha, batch, num_tokens>(2, false, 0.0, true);
@@ -78,8 +78,8 @@ TEST_CASE("multi_head_attention equals the book's MultiHeadAttention") {
     }
     SUBCASE("batch 4, 8 tokens of a 32-token context, 6 heads") {
         struct batch : shaped::axis<"batch", 4> {};
-        struct num_tokens : shaped::axis<"num_tokens", 8> {};
         struct context_length : shaped::axis<"context_length", 32> {};
+        struct num_tokens : shaped::axis<"num_tokens", 8, shaped::at_most<context_length>> {};
         struct num_heads : shaped::axis<"num_heads", 6> {};
         using mha = shaped::nn::multi_head_attention<d_in, d_out, context_length, num_heads>;
         auto y = run<mha, batch, num_tokens>(3, false, 0.0, false);
@@ -89,8 +89,8 @@ TEST_CASE("multi_head_attention equals the book's MultiHeadAttention") {
     }
     SUBCASE("training mode, dropout 0.1: PyTorch's dropout mask") {
         struct batch : shaped::axis<"batch", 2> {};
-        struct num_tokens : shaped::axis<"num_tokens", 40> {};
         struct context_length : shaped::axis<"context_length", 64> {};
+        struct num_tokens : shaped::axis<"num_tokens", 40, shaped::at_most<context_length>> {};
         struct num_heads : shaped::axis<"num_heads", 4> {};
         using mha = shaped::nn::multi_head_attention<d_in, d_out, context_length, num_heads>;
         auto y = run<mha, batch, num_tokens>(4, true, 0.1, true);
@@ -106,8 +106,8 @@ TEST_CASE("multi_head_attention equals the book's MultiHeadAttention") {
 TEST_CASE("causal_attention equals the book's CausalAttention") {
     SUBCASE("batch 3, 33 tokens, qkv_bias") {
         struct batch : shaped::axis<"batch", 3> {};
-        struct num_tokens : shaped::axis<"num_tokens", 33> {};
         struct context_length : shaped::axis<"context_length", 64> {};
+        struct num_tokens : shaped::axis<"num_tokens", 33, shaped::at_most<context_length>> {};
         using ca = shaped::nn::causal_attention<d_in, d_out, context_length>;
         auto y = run<ca, batch, num_tokens>(5, false, 0.0, true);
         const auto golden = load<decltype(y)>("causal_5.f32");
@@ -116,8 +116,8 @@ TEST_CASE("causal_attention equals the book's CausalAttention") {
     }
     SUBCASE("training mode, dropout 0.2") {
         struct batch : shaped::axis<"batch", 2> {};
-        struct num_tokens : shaped::axis<"num_tokens", 64> {};
         struct context_length : shaped::axis<"context_length", 64> {};
+        struct num_tokens : shaped::axis<"num_tokens", 64, shaped::at_most<context_length>> {};
         using ca = shaped::nn::causal_attention<d_in, d_out, context_length>;
         auto y = run<ca, batch, num_tokens>(6, true, 0.2, false);
         const auto golden = load<decltype(y)>("causal_6.f32");
@@ -129,8 +129,8 @@ TEST_CASE("causal_attention equals the book's CausalAttention") {
 TEST_CASE("multi_head_attention_wrapper equals the book's MultiHeadAttentionWrapper") {
     SUBCASE("4 heads of 12") {
         struct batch : shaped::axis<"batch", 2> {};
-        struct num_tokens : shaped::axis<"num_tokens", 64> {};
         struct context_length : shaped::axis<"context_length", 64> {};
+        struct num_tokens : shaped::axis<"num_tokens", 64, shaped::at_most<context_length>> {};
         struct num_heads : shaped::axis<"num_heads", 4> {};
         struct head_out : shaped::axis<"head_out", 12> {};
         using w = shaped::nn::multi_head_attention_wrapper<d_in, head_out, context_length, num_heads>;
@@ -143,8 +143,8 @@ TEST_CASE("multi_head_attention_wrapper equals the book's MultiHeadAttentionWrap
     }
     SUBCASE("6 heads of 8, qkv_bias") {
         struct batch : shaped::axis<"batch", 3> {};
-        struct num_tokens : shaped::axis<"num_tokens", 20> {};
         struct context_length : shaped::axis<"context_length", 32> {};
+        struct num_tokens : shaped::axis<"num_tokens", 20, shaped::at_most<context_length>> {};
         struct num_heads : shaped::axis<"num_heads", 6> {};
         struct head_out : shaped::axis<"head_out", 8> {};
         using w = shaped::nn::multi_head_attention_wrapper<d_in, head_out, context_length, num_heads>;
@@ -157,8 +157,8 @@ TEST_CASE("multi_head_attention_wrapper equals the book's MultiHeadAttentionWrap
 
 TEST_CASE("the wrapper with head_dim-wide heads and out_proj is multi_head_attention, both ways") {
     struct batch : shaped::axis<"batch", 3> {};
-    struct num_tokens : shaped::axis<"num_tokens", 10> {};
     struct context_length : shaped::axis<"context_length", 16> {};
+    struct num_tokens : shaped::axis<"num_tokens", 10, shaped::at_most<context_length>> {};
     struct num_heads : shaped::axis<"num_heads", 6> {};
     for (bool qkv_bias : {false, true}) {
         INFO("qkv_bias ", qkv_bias);

@@ -14,11 +14,6 @@
 
 namespace shaped::detail {
 
-/// Tag for the constructor that takes elements an op has made in the type's shape: no check, no throw.
-struct adopt_tag {
-    explicit adopt_tag() = default;
-};
-
 /// Tag for the constructor of a strided tensor over a buffer and its strides.
 struct strided_tag {
     explicit strided_tag() = default;
@@ -35,38 +30,44 @@ constexpr std::array<std::size_t, N> row_major_strides(const std::array<std::siz
     return stride;
 }
 
-// Throws std::out_of_range when an index lies outside its axis.
-template <std::size_t N>
-void check_index(const std::array<std::size_t, N>& extent, const std::array<std::size_t, N>& index) {
-    for (std::size_t k = 0; k < N; ++k)
-        if (index[k] >= extent[k])
-            throw std::out_of_range("shaped::tensor::at: index " + std::to_string(index[k]) + " is out of range for axis " +
-                                    std::to_string(k) + ", whose extent is " + std::to_string(extent[k]));
+// Throws std::out_of_range when an index lies outside its axis; a negative index is reported as given.
+[[noreturn, gnu::noinline, gnu::cold]] inline void index_out_of_range(const std::string& index, const std::string& axis,
+                                                                       std::size_t dim, std::size_t extent) {
+    throw std::out_of_range("shaped::tensor::at: index " + index + " is out of range for axis " + axis + " (dimension " +
+                            std::to_string(dim) + "), whose extent is " + std::to_string(extent));
 }
 
 // Throws shape_error unless a buffer of `size` elements holds every element that the extents and
 // strides reach. The message is built out of line, so that each strided tensor type does not carry it.
 [[noreturn, gnu::noinline]] inline void short_strided_buffer(const std::size_t* extent, const std::size_t* stride,
-                                                             std::size_t rank, std::size_t needed, std::size_t size) {
+                                                             std::size_t rank, std::size_t needed, std::size_t size,
+                                                             bool wraps) {
     std::string extents, strides;
     for (std::size_t k = 0; k < rank; ++k) {
         extents += (k ? ", " : "") + std::to_string(extent[k]);
         strides += (k ? ", " : "") + std::to_string(stride[k]);
     }
     throw shape_error("strided tensor",
-                      std::to_string(needed) + " elements for extents (" + extents + ") and strides (" + strides + ")",
+                      (wraps ? "more than " + std::to_string(size) : std::to_string(needed)) + " elements for extents (" + extents + ") and strides (" + strides + ")",
                       std::to_string(size) + " elements in the buffer");
 }
 
 template <std::size_t N>
 void check_strided_buffer(const std::array<std::size_t, N>& extent, const std::array<std::size_t, N>& stride,
                           std::size_t size) {
+    // needed = 1 + Σ (extent - 1) · stride, computed so that a huge stride cannot wrap around.
     std::size_t needed = 1;
+    bool wraps = false;
     for (std::size_t k = 0; k < N; ++k) {
         if (extent[k] == 0) return;
-        needed += (extent[k] - 1) * stride[k];
+        const std::size_t reach = extent[k] - 1;
+        if (reach != 0 && stride[k] > (size - std::min(needed, size)) / reach) {
+            wraps = true;  // more than the buffer holds, whatever the other axes add
+            break;
+        }
+        needed += reach * stride[k];
     }
-    if (needed > size) short_strided_buffer(extent.data(), stride.data(), N, needed, size);
+    if (wraps || needed > size) short_strided_buffer(extent.data(), stride.data(), N, needed, size, wraps);
 }
 
 template <std::size_t N>

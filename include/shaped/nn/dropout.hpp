@@ -46,15 +46,17 @@ public:
     tensor<Value, Axes...> operator()(basic_tensor<Value, Layout, Axes...> x,
                                       torch::generator& gen = torch::default_generator()) const {
         static_assert(std::is_floating_point_v<Value>, "shaped::nn::dropout: elements must be float or double");
-        tensor<Value, Axes...> out(shaped::detail::adopt_tag{}, std::move(x).storage());
+        const auto e = x.shape;
+        tensor<Value, Axes...> out(shaped::detail::adopt_tag{}, e, std::move(x).storage());
         if (!training_ || p_ == 0.0) return out;
-        Value* y = out.storage().data();
+        Value* y = out.data();
+        const std::size_t numel = out.numel();
         if (p_ == 1.0) {
-            for (std::size_t i = 0; i < out.numel; ++i) y[i] = y[i] * Value(0);
+            for (std::size_t i = 0; i < numel; ++i) y[i] = y[i] * Value(0);
             return out;
         }
         const Value scale = Value(1) / static_cast<Value>(1.0 - p_);
-        for (std::size_t i = 0; i < out.numel; ++i) {
+        for (std::size_t i = 0; i < numel; ++i) {
             const Value noise = gen.uniform_double(0.0, 1.0) < 1.0 - p_ ? scale : Value(0);
             y[i] = y[i] * noise;
         }

@@ -68,8 +68,8 @@ heads_with_out_proj<DIn, DOut, ContextLength, NumHeads> split_heads(
         const std::pair<const linear<DIn, DOut>*, linear<DIn, typename mha_t::head_dim>*> roles[] = {
             {&mha.W_query, &head.W_query}, {&mha.W_key, &head.W_key}, {&mha.W_value, &head.W_value}};
         for (auto [whole, part] : roles) {
-            detail::copy_rows(whole->weight.storage().data(), part->weight.storage().data(), h * hd, hd, DIn::extent);
-            detail::copy_rows(whole->bias.storage().data(), part->bias.storage().data(), h * hd, hd, 1);
+            detail::copy_rows(whole->weight.data(), part->weight.data(), h * hd, hd, DIn::extent);
+            detail::copy_rows(whole->bias.data(), part->bias.data(), h * hd, hd, 1);
         }
     }
     out.eval();
@@ -95,8 +95,8 @@ multi_head_attention<DIn, DOut, ContextLength, NumHeads> join_heads(
         const std::pair<const linear<DIn, typename mha_t::head_dim>*, linear<DIn, DOut>*> roles[] = {
             {&head.W_query, &mha.W_query}, {&head.W_key, &mha.W_key}, {&head.W_value, &mha.W_value}};
         for (auto [part, whole] : roles) {
-            detail::put_rows(part->weight.storage().data(), whole->weight.storage().data(), h * hd, hd, DIn::extent);
-            detail::put_rows(part->bias.storage().data(), whole->bias.storage().data(), h * hd, hd, 1);
+            detail::put_rows(part->weight.data(), whole->weight.data(), h * hd, hd, DIn::extent);
+            detail::put_rows(part->bias.data(), whole->bias.data(), h * hd, hd, 1);
         }
     }
     mha.eval();

@@ -22,7 +22,8 @@ namespace shaped::nn {
 /// Element type: `Value`, float by default.
 /// Errors: compile time, an input whose last axis is not `In`, by name and extent: the seed's 18-wide
 /// concatenation of full-width heads, `(batch, num_tokens, concat<d_out, d_out, d_out>)`, does not go into
-/// the attention's `out_proj` of type `linear<d_out, d_out>`. Nothing is thrown.
+/// the attention's `out_proj` of type `linear<d_out, d_out>`; `In` or `Out` a run-time axis. Leading axes
+/// may be run-time axes (`(batch, num_tokens, In)` for any batch and length). Nothing is thrown.
 /// Source: `torch.nn.Linear(in_features, out_features, bias=True)`. The constructor draws the weight with
 /// `kaiming_uniform_(a=√5)` (uniform on ±1/√in_features, the bound computed as PyTorch computes it) and then
 /// the bias, uniform on ±1/√in_features, from the same generator: same seed, same parameters.
@@ -64,7 +65,10 @@ public:
         static_assert(std::is_same_v<XValue, Value>,
                       "shaped::nn::linear<In, Out>(x): x must have the layer's element type; convert it with "
                       ".to<float>() or .to<double>()");
-        static_assert(In::extent <= detail::blas_max && Out::extent <= detail::blas_max,
+        static_assert(StaticAxis<In> && StaticAxis<Out>,
+                      "shaped::nn::linear<In, Out>: in_features and out_features must be static axes (the weight's "
+                      "shape is fixed when the layer is built)");
+        static_assert(In::bound <= detail::blas_max && Out::bound <= detail::blas_max,
                       "shaped::nn::linear<In, Out>: in_features and out_features must fit one BLAS call");
         constexpr std::size_t n = sizeof...(X);
         static_assert(diag::expect<(n >= 1), detail::described<diag::tensor_axes, X...>>,
@@ -80,12 +84,14 @@ public:
             if constexpr (ok && std::is_same_v<XValue, Value>) {
                 return [&]<std::size_t... I>(std::index_sequence<I...>) {
                     using result_t = tensor<Value, detail::axis_at_t<I, X...>..., Out>;
-                    constexpr std::size_t rows = detail::numel_v<X...> / In::extent;
-                    result_t out(uninitialized);
-                    Value* y = out.storage().data();
-                    detail::gemm(x.storage().data(), weight.storage().data(), y, rows, Out::extent, In::extent, true);
+                    const std::size_t rows = x.numel() / In::extent;
+                    result_t out(detail::make_extents<typename result_t::extents_type>(x.shape.template atoms_of<I>()...,
+                                                                                        detail::no_atoms),
+                                 uninitialized);
+                    Value* y = out.data();
+                    detail::gemm(x.storage().data(), weight.data(), y, rows, Out::extent, In::extent, true);
                     if (has_bias_) {
-                        const Value* b = bias.storage().data();
+                        const Value* b = bias.data();
                         for (std::size_t r = 0; r < rows; ++r)
                             for (std::size_t c = 0; c < Out::extent; ++c) y[r * Out::extent + c] += b[c];
                     }

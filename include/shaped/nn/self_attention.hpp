@@ -33,10 +33,14 @@ auto scaled_softmax(Scores scores, std::size_t d) {
 // scores' buffer becomes the weights'.
 template <class Tokens, class Value, class Layout, Axis... S, class Mask, class Dropout>
 auto causal_weights(basic_tensor<Value, Layout, S...> scores, const Mask& mask, const Dropout& dropout, std::size_t d) {
-    constexpr std::size_t n = sizeof...(S), t = Tokens::extent, context = Mask::shape[1];
+    constexpr std::size_t n = sizeof...(S);
     static_assert(n >= 2 && std::is_same_v<shaped::detail::axis_at_t<n - 2, S...>, Tokens> &&
-                      std::is_same_v<shaped::detail::axis_at_t<n - 1, S...>, key<Tokens>> && t <= context,
-                  "shaped::nn: the causal step takes scores that end on (num_tokens, key<num_tokens>)");
+                      std::is_same_v<shaped::detail::axis_at_t<n - 1, S...>, key<Tokens>> &&
+                      shaped::detail::prefix_of<Tokens, typename decltype(+hana::at_c<0>(Mask::axes))::type>(),
+                  "shaped::nn: the causal step takes scores that end on (num_tokens, key<num_tokens>), num_tokens "
+                  "declared within the mask's context_length");
+    // Both token extents are at most context_length: the token axis is declared within it.
+    const std::size_t tq = scores.shape[n - 2], tk = scores.shape[n - 1], context = mask.shape[1];
     constexpr Value minus_inf = -std::numeric_limits<Value>::infinity();
     const Value scale = static_cast<Value>(std::sqrt(static_cast<double>(d)));
     // The mask is the same for every batch and head: find once, for each query row, the span [lo, hi)
@@ -46,13 +50,19 @@ auto causal_weights(basic_tensor<Value, Layout, S...> scores, const Mask& mask, 
         bool dense;
     };
     // A short context keeps its spans on the stack: no allocation per call.
-    std::conditional_t<(t <= 256), std::array<key_span, t>, std::vector<key_span>> spans{};
-    if constexpr (t > 256) spans.resize(t);
-    const auto* m = mask.storage().data();
-    for (std::size_t i = 0; i < t; ++i) {
+    constexpr std::size_t on_stack = 256;
+    std::array<key_span, on_stack> near;
+    std::vector<key_span> far;
+    key_span* spans = near.data();
+    if (tq > on_stack) {
+        far.resize(tq);
+        spans = far.data();
+    }
+    const auto* m = mask.data();
+    for (std::size_t i = 0; i < tq; ++i) {
         const auto* masked = m + i * context;  // row i of mask[:num_tokens, :num_tokens]
-        key_span sp{t, 0, true};
-        for (std::size_t j = 0; j < t; ++j)
+        key_span sp{tk, 0, true};
+        for (std::size_t j = 0; j < tk; ++j)
             if (masked[j] == 0) {
                 sp.lo = std::min(sp.lo, j);
                 sp.hi = j + 1;
@@ -61,26 +71,27 @@ auto causal_weights(basic_tensor<Value, Layout, S...> scores, const Mask& mask, 
         for (std::size_t j = sp.lo; j < sp.hi; ++j) sp.dense = sp.dense && masked[j] == 0;
         spans[i] = sp;
     }
-    tensor<Value, S...> weights(shaped::detail::adopt_tag{}, std::move(scores).storage());
-    Value* row = weights.storage().data();
-    for (std::size_t o = 0; o < weights.numel / (t * t); ++o)
-        for (std::size_t i = 0; i < t; ++i, row += t) {
+    const auto e = scores.shape;
+    tensor<Value, S...> weights(shaped::detail::adopt_tag{}, e, std::move(scores).storage());
+    Value* row = weights.data();
+    for (std::size_t o = 0; o < weights.numel() / (tq * tk); ++o)
+        for (std::size_t i = 0; i < tq; ++i, row += tk) {
             const key_span sp = spans[i];
             Value mx = minus_inf;
             if (sp.lo == sp.hi) {  // every key masked: -inf throughout, and softmax gives NaN
-                std::fill(row, row + t, minus_inf);
+                std::fill(row, row + tk, minus_inf);
             } else if (sp.dense) {  // outside [lo, hi) masked: softmax_finish writes those zeros
                 for (std::size_t j = sp.lo; j < sp.hi; ++j) mx = std::max(mx, row[j] = row[j] / scale);
             } else {
                 const auto* masked = m + i * context;
-                for (std::size_t j = 0; j < t; ++j) {
+                for (std::size_t j = 0; j < tk; ++j) {
                     if (masked[j] != 0)
                         row[j] = minus_inf;
                     else
                         mx = std::max(mx, row[j] = row[j] / scale);
                 }
             }
-            shaped::detail::softmax_finish(row, t, mx, sp.lo, sp.hi);
+            shaped::detail::softmax_finish(row, tk, mx, sp.lo, sp.hi);
         }
     return dropout(std::move(weights));
 }
@@ -100,13 +111,32 @@ constexpr bool input_ok() {
                                    shaped::detail::described<diag::input_last, last>>,
                       "shaped::nn attention module: the input's last axis must be the module's d_in axis");
         if constexpr (d_in_ok && !std::is_void_v<ContextLength>) {
+            // The token axis must be declared within context_length (so that its extent, static or run-time,
+            // is at most the mask's): this also catches a sequence-first input fed to a batch-first module.
             using tokens = shaped::detail::axis_at_t<Rank - 2, X...>;
-            constexpr bool fits = tokens::extent <= ContextLength::extent;
-            static_assert(diag::expect<fits, shaped::detail::described<diag::tensor_axes, X...>,
+            constexpr bool declared = shaped::detail::prefix_of<tokens, ContextLength>();
+            constexpr bool elsewhere = [] {
+                return []<std::size_t... J>(std::index_sequence<J...>) {
+                    return ((J != Rank - 2 && shaped::detail::prefix_of<shaped::detail::axis_at_t<J, X...>, ContextLength>()) ||
+                            ...);
+                }(std::make_index_sequence<Rank>{});
+            }();
+            constexpr bool fits = tokens::bound <= ContextLength::extent;
+            static_assert(diag::expect<declared || !elsewhere, shaped::detail::described<diag::tensor_axes, X...>,
                                        shaped::detail::described<diag::expected_axes, ContextLength>>,
-                          "shaped::nn attention module: more tokens than context_length; make context_length at "
-                          "least the number of tokens");
-            return fits;
+                          "shaped::nn attention module: the input's tokens are not where a batch-first module takes "
+                          "them, (batch, num_tokens, d_in): an axis declared within context_length stands elsewhere; "
+                          "transpose a sequence-first input (num_tokens, batch, d_in) with transpose<0, 1>()");
+            static_assert(diag::expect<declared || elsewhere || fits, shaped::detail::described<diag::tensor_axes, X...>,
+                                       shaped::detail::described<diag::expected_axes, ContextLength>>,
+                          "shaped::nn attention module: more tokens than context_length (or a run-time token axis "
+                          "whose bound exceeds it); make context_length at least the number of tokens");
+            static_assert(diag::expect<declared || elsewhere || !fits, shaped::detail::described<diag::tensor_axes, X...>,
+                                       shaped::detail::described<diag::expected_axes, ContextLength>>,
+                          "shaped::nn attention module: the token axis must be declared within context_length: "
+                          "struct num_tokens : shaped::dynamic_axis<\"num_tokens\", shaped::at_most<context_length>> {}; "
+                          "(or shaped::axis<\"num_tokens\", 6, shaped::at_most<context_length>> for a static length)");
+            return declared;
         } else {
             return d_in_ok;
         }

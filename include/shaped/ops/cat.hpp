@@ -9,6 +9,8 @@
 #include <boost/hana/at.hpp>
 #include <boost/hana/tuple.hpp>
 #include <cstddef>
+#include <string>
+#include <tuple>
 #include <utility>
 
 #include "../diagnostics.hpp"
@@ -19,24 +21,51 @@ namespace shaped {
 
 namespace detail {
 
+// A run-time axis that `cat` extends: the parts along it are that axis or `one` (a sequence and the token
+// appended to it), and the result is that axis again, its extent the sum, checked against its bound.
+template <class First, class... Rest>
+constexpr bool extends_run_time_axis() {
+    using tokens = std::conditional_t<std::is_same_v<First, one>, std::tuple_element_t<0, std::tuple<Rest..., one>>, First>;
+    if constexpr (DynamicAxis<tokens>)
+        return tokens::dynamic_atoms == 1 && tokens::static_factor == 1 &&
+               ((std::is_same_v<First, tokens> || std::is_same_v<First, one>) && ... &&
+                (std::is_same_v<Rest, tokens> || std::is_same_v<Rest, one>));
+    else
+        return false;
+}
+
+template <std::size_t Count, class First, class... Rest>
+constexpr bool heads_of_quotient() {
+    if constexpr ((std::is_same_v<First, Rest> && ...) && is_quotient<First>)
+        return First::divisor::extent == Count;
+    else
+        return false;
+}
+
 // The axis `cat` makes of `Parts...`: the part's own axis when there is one part; the dividend when the
-// parts are `divisor::extent` copies of one quotient axis (heads joined back into d_out); otherwise
-// `concat<Parts...>`.
+// parts are `divisor::extent` copies of one quotient axis (heads joined back into d_out); a run-time axis
+// extended by parts of itself or `one`; otherwise `concat<Parts...>`.
 template <class First, class... Rest>
 auto joined_axis() {
     constexpr std::size_t count = 1 + sizeof...(Rest);
-    if constexpr ((std::is_same_v<First, Rest> && ...) && is_quotient<First>) {
-        if constexpr (First::divisor::extent == count)
-            return hana::type_c<typename First::dividend>;
-        else if constexpr (count == 1)
-            return hana::type_c<First>;
-        else
-            return hana::type_c<concat<First, Rest...>>;
+    if constexpr (heads_of_quotient<count, First, Rest...>()) {
+        return hana::type_c<typename First::dividend>;
     } else if constexpr (count == 1) {
         return hana::type_c<First>;  // torch.cat([x]) is x
+    } else if constexpr (extends_run_time_axis<First, Rest...>()) {
+        return hana::type_c<std::conditional_t<std::is_same_v<First, one>, std::tuple_element_t<0, std::tuple<Rest...>>,
+                                               First>>;
     } else {
         return hana::type_c<concat<First, Rest...>>;
     }
+}
+
+[[noreturn, gnu::noinline, gnu::cold]] inline void cat_past_bound(const std::string& axis, const std::string& within,
+                                                                   std::size_t bound, std::size_t extent,
+                                                                   const std::string& parts) {
+    throw shape_error("cat<Dim>(tensors)",
+                      axis + " <= " + std::to_string(bound) + (within.empty() ? "" : " (" + axis + " is at most " + within + ")"),
+                      axis + " = " + std::to_string(extent) + " (" + parts + ")");
 }
 
 template <class T>
@@ -68,6 +97,17 @@ void join_rows(const std::array<const Value*, Parts>& src, const std::array<std:
         for (std::size_t p = 0; p < Parts; ++p) dst = std::copy_n(src[p] + o * inner[p], inner[p], dst);
 }
 
+template <std::size_t D, std::size_t I, class First, class Part>
+void check_part_axis(const First& first, const Part& part, std::size_t p) {
+    if constexpr (I != D && DynamicAxis<typename decltype(+hana::at_c<I>(tensor_parts<First>::axes))::type>)
+        check_meet<I, I>("cat<Dim>(tensors)", "tensors[0]", first.shape, "tensors[" + std::to_string(p) + "]",
+                         part.shape);
+}
+template <std::size_t D, class First, class Part, std::size_t... I>
+void check_part(const First& first, const Part& part, std::size_t p, std::index_sequence<I...>) {
+    (check_part_axis<D, I>(first, part, p), ...);
+}
+
 template <int Dim, class... Parts>
 auto cat_impl(const Parts&... parts) {
     using ref = std::tuple_element_t<0, std::tuple<Parts...>>;
@@ -91,11 +131,37 @@ auto cat_impl(const Parts&... parts) {
                     tensor<value,
                            std::conditional_t<I == d, joined,
                                               typename decltype(+hana::at_c<I>(tensor_parts<ref>::axes))::type>...>;
-                constexpr std::size_t after = (std::size_t{1} * ... * (I > d ? result_t::shape[I] : 1));
-                constexpr std::size_t outer = (std::size_t{1} * ... * (I < d ? result_t::shape[I] : 1));
-                result_t out(uninitialized);
-                join_rows<value, sizeof...(Parts)>({parts.storage().data()...}, {(Parts::shape[d] * after)...}, outer,
-                                                   out.storage().data());
+                const auto& first = std::get<0>(std::tie(parts...));
+                // Every other axis: the same run-time extents in every part as in the first.
+                if constexpr (result_t::extents_type::rank_dynamic > 0) {
+                    std::size_t p = 0;
+                    (check_part<d>(first, parts, p++, std::make_index_sequence<n>{}), ...);
+                }
+                const std::size_t joined_extent = (std::size_t{0} + ... + parts.shape[d]);
+                if constexpr (DynamicAxis<joined> && joined::bound < max_extent)
+                    if (joined_extent > joined::bound) [[unlikely]] {
+                        std::string sum;
+                        ((sum += (sum.empty() ? "" : " + ") + std::to_string(parts.shape[d])), ...);
+                        cat_past_bound(axis_name<joined>(), dynamic_atom_bound_name<joined>(0), joined::bound,
+                                       joined_extent, sum);
+                    }
+                auto block = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
+                    if constexpr (J != d)
+                        return first.shape.template atoms_of<J>();
+                    else if constexpr (DynamicAxis<joined>)
+                        return std::array<std::size_t, 1>{joined_extent};
+                    else
+                        return no_atoms;
+                };
+                const auto e = make_extents<typename result_t::extents_type>(block(std::integral_constant<std::size_t, I>{})...);
+                std::size_t after = 1, outer = 1;
+                for (std::size_t i = 0; i < n; ++i) {
+                    if (i > d) after *= e[i];
+                    if (i < d) outer *= e[i];
+                }
+                result_t out(e, uninitialized);
+                join_rows<value, sizeof...(Parts)>({parts.storage().data()...}, {(parts.shape[d] * after)...}, outer,
+                                                   out.data());
                 return out;
             }
             (std::make_index_sequence<n>{});
@@ -113,11 +179,15 @@ auto cat_impl(const Parts&... parts) {
 ///
 /// Shapes: parts `(..., P_i, ...)` with the same axes elsewhere give `(..., J, ...)`. `J` is the declared
 /// axis when the parts are its heads (`num_heads` tensors of `head_dim = d_out / num_heads` give `d_out`);
-/// otherwise `J` is `concat<P_0, ..., P_n-1>`, an axis of its own: three full-width `d_out` heads give
-/// `concat<d_out, d_out, d_out>` (18 wide), which no `linear<d_out, d_out>` accepts.
+/// the run-time axis `A` when every part is along `A` or `shaped::one` (a sequence and the token appended
+/// to it: `A`'s extent grows, up to its bound); otherwise `J` is `concat<P_0, ..., P_n-1>`, an axis of its
+/// own: three full-width `d_out` heads give `concat<d_out, d_out, d_out>` (18 wide), which no
+/// `linear<d_out, d_out>` accepts.
 /// Element type: all parts the same. Parts: a `hana::tuple` of tensors, or a `std::array` of tensors
 /// (for a loop over heads).
-/// Errors: compile time, `Dim` out of range, or parts that differ elsewhere than at `Dim`. Nothing is thrown.
+/// Errors: compile time, `Dim` out of range, or parts that differ elsewhere than at `Dim`. Thrown
+/// (`shape_error`): a run-time axis that would grow past its bound (the message names the bound), or the
+/// same run-time axis with other extents in two parts.
 /// Source: `torch.cat(tensors, dim)`; `torch.cat([head(x) for head in self.heads], dim=-1)` (listing 3.4).
 /// Example: `auto context_vec = shaped::cat<-1>(heads);`
 template <int Dim, class... Parts>
@@ -133,10 +203,12 @@ auto cat(const hana::tuple<Parts...>& parts) {
 template <int Dim, class Part, std::size_t N>
 auto cat(const std::array<Part, N>& parts) {
     static_assert(N >= 1, "shaped::cat<Dim>(tensors): needs at least one tensor");
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-        return detail::cat_impl<Dim>(parts[I]...);
-    }
-    (std::make_index_sequence<N>{});
+    if constexpr (std::is_same_v<Part, diag::failed_shape_check>)
+        return diag::failed_shape_check{};  // the parts' error was the one to report
+    else
+        return [&]<std::size_t... I>(std::index_sequence<I...>) {
+            return detail::cat_impl<Dim>(parts[I]...);
+        }(std::make_index_sequence<N>{});
 }
 
 }  // namespace shaped

@@ -5,7 +5,11 @@
 /// What causal attention needs for its mask: `ones`, `zeros`, `triu`, leading slices (`mask[:n, :n]`)
 /// and `masked_fill`.
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
+#include <string>
+#include <utility>
 #include <type_traits>
 #include <vector>
 #include <xtensor/xoperation.hpp>
@@ -28,19 +32,24 @@ struct slice_result<Value, axis_pack<P...>, K, std::index_sequence<I...>, Axes..
 };
 }  // namespace detail
 
-/// A float tensor of ones. Shapes: `(Axes...)`. Errors: none. Source: `torch.ones(*size)`.
+/// A float tensor of ones. Shapes: `(Axes...)`; one number per run-time axis, in order. Errors: thrown
+/// (`shape_error`), a run-time extent outside `1..bound`. Source: `torch.ones(*size)`.
 /// Example: `auto mask = shaped::triu<1>(shaped::ones<context_length, context_length>());`
-template <Axis... Axes>
-tensor<float, Axes...> ones() {
-    typename tensor<float, Axes...>::storage_type s(
-        typename tensor<float, Axes...>::storage_type::shape_type{Axes::extent...}, 1.0f);
-    return tensor<float, Axes...>(std::move(s));
+template <Axis... Axes, detail::extent_number... N>
+    requires(sizeof...(N) == extents<Axes...>::rank_dynamic)
+tensor<float, Axes...> ones(N... n) {
+    const auto e = extents<Axes...>::checked("ones", n...);
+    typename tensor<float, Axes...>::storage_type s(tensor<float, Axes...>(e, uninitialized).storage());
+    std::fill(s.begin(), s.end(), 1.0f);
+    return tensor<float, Axes...>(detail::adopt_tag{}, e, std::move(s));
 }
 
-/// A float tensor of zeros. Shapes: `(Axes...)`. Errors: none. Source: `torch.zeros(*size)`.
-template <Axis... Axes>
-tensor<float, Axes...> zeros() {
-    return tensor<float, Axes...>{};
+/// A float tensor of zeros. Shapes: `(Axes...)`; one number per run-time axis, in order. Errors: thrown
+/// (`shape_error`), a run-time extent outside `1..bound`. Source: `torch.zeros(*size)`.
+template <Axis... Axes, detail::extent_number... N>
+    requires(sizeof...(N) == extents<Axes...>::rank_dynamic)
+tensor<float, Axes...> zeros(N... n) {
+    return tensor<float, Axes...>(extents<Axes...>::checked("zeros", n...));
 }
 
 /// The upper triangle of the last two axes, from diagonal `Diagonal` up; the rest set to zero.
@@ -54,11 +63,10 @@ auto triu(const basic_tensor<Value, Layout, Axes...>& x) {
     static_assert(diag::expect<(n >= 2), detail::described<diag::tensor_axes, Axes...>>,
                   "shaped::triu<Diagonal>(x): x needs at least two axes");
     if constexpr (n >= 2) {
-        tensor<Value, Axes...> out(detail::adopt_tag{}, x.storage());
-        constexpr std::size_t rows = detail::axis_at_t<n - 2, Axes...>::extent;
-        constexpr std::size_t cols = detail::axis_at_t<n - 1, Axes...>::extent;
-        Value* p = out.storage().data();
-        for (std::size_t b = 0; b < out.numel / (rows * cols); ++b)
+        tensor<Value, Axes...> out(detail::adopt_tag{}, x.shape, x.storage());
+        const std::size_t rows = x.shape[n - 2], cols = x.shape[n - 1];
+        Value* p = out.data();
+        for (std::size_t b = 0; b < out.numel() / (rows * cols); ++b)
             for (std::size_t i = 0; i < rows; ++i)
                 for (std::size_t j = 0; j < cols; ++j)
                     if (static_cast<long>(j) - static_cast<long>(i) < Diagonal)
@@ -69,40 +77,82 @@ auto triu(const basic_tensor<Value, Layout, Axes...>& x) {
     }
 }
 
-/// The leading part of the first axes: axis `i` is cut to its first `Prefix_i::extent` entries and takes
-/// the name `Prefix_i`; later axes are kept. `mask.slice<num_tokens, num_tokens>()` is
-/// `mask[:num_tokens, :num_tokens]`.
+namespace detail {
+// Whether every prefix axis is at most as long as the axis it cuts (by bound, for a run-time one).
+template <class Prefixes, class Axes>
+struct slice_rule;
+template <class... P, class... A>
+struct slice_rule<axis_pack<P...>, axis_pack<A...>> {
+    template <std::size_t... I>
+    static constexpr bool fits(std::index_sequence<I...>) {
+        return ((P::bound <= axis_at_t<I, A...>::bound) && ...);
+    }
+    template <std::size_t... I>
+    static constexpr bool declared(std::index_sequence<I...>) {
+        return (prefix_of<P, axis_at_t<I, A...>>() && ...);
+    }
+};
+
+[[noreturn, gnu::noinline, gnu::cold]] inline void slice_too_long(const std::string& prefix, std::size_t n,
+                                                                   const std::string& shape, std::size_t extent) {
+    throw shape_error("slice<...>(x, n...)", prefix + " <= " + std::to_string(extent) + " (the extent it cuts in " +
+                                                 shape + ")",
+                      prefix + " = " + std::to_string(n));
+}
+}  // namespace detail
+
+/// The leading part of the first axes: axis `i` is cut to its first entries and takes the name
+/// `Prefix_i`; later axes are kept. `mask.slice<num_tokens, key<num_tokens>>(t, t)` is
+/// `mask[:num_tokens, :num_tokens]`. A static prefix has its own extent; a run-time prefix takes one
+/// number, in order.
 ///
-/// Shapes: `(A_0, ..., A_k-1, Rest...)` to `(Prefix_0, ..., Prefix_k-1, Rest...)`, each
-/// `Prefix_i::extent <= A_i::extent`; the result is contiguous (a copy).
-/// Errors: compile time, more prefix axes than `x` has, or a prefix longer than its axis (a causal mask
-/// for `context_length` 6 applied to 7 tokens). Nothing is thrown.
+/// Shapes: `(A_0, ..., A_k-1, Rest...)` to `(Prefix_0, ..., Prefix_k-1, Rest...)`; each `Prefix_i` must be
+/// declared as a prefix of `A_i`: `A_i` itself, an axis declared `at_most<A_i>` (a run-time `num_tokens`
+/// or a static `six_tokens`), or `key<>` of one. The result is contiguous (a copy).
+/// Errors: compile time, more prefix axes than `x` has; a prefix longer than its axis (a causal mask for
+/// `context_length` 6 applied to 7 tokens); a prefix not declared within the axis it cuts (a mask can no
+/// longer be sliced to any axis that happens to be short enough). Thrown (`shape_error`): a run-time
+/// length outside `1..bound`, or longer than the run-time axis it cuts.
 /// Source: Python slicing `x[:n, :m]`; `self.mask.bool()[:num_tokens, :num_tokens]` (listing 3.3).
-template <Axis... Prefix, class Value, class Layout, Axis... Axes>
-auto slice(const basic_tensor<Value, Layout, Axes...>& x) {
+template <Axis... Prefix, class Value, class Layout, Axis... Axes, detail::extent_number... N>
+auto slice(const basic_tensor<Value, Layout, Axes...>& x, N... lengths) {
     constexpr std::size_t k = sizeof...(Prefix), n = sizeof...(Axes);
     static_assert(diag::expect<(k <= n), detail::described<diag::to_axes, Prefix...>,
                                detail::described<diag::tensor_axes, Axes...>>,
                   "shaped::slice<Prefix...>(x): more prefix axes than x has");
     if constexpr (k <= n) {
-        constexpr bool fits = [] {
-            constexpr std::array<std::size_t, n> have{Axes::extent...};
-            constexpr std::array<std::size_t, k + 1> want{Prefix::extent..., 0};
-            for (std::size_t i = 0; i < k; ++i)
-                if (want[i] > have[i])
-                    return false;
-            return true;
-        }();
+        using rule = detail::slice_rule<detail::axis_pack<Prefix...>, detail::axis_pack<Axes...>>;
+        constexpr bool fits = rule::fits(std::make_index_sequence<k>{});
         static_assert(diag::expect<fits, detail::described<diag::to_axes, Prefix...>,
                                    detail::described<diag::tensor_axes, Axes...>>,
                       "shaped::slice<Prefix...>(x): a slice cannot be longer than its axis (e.g. num_tokens must "
                       "not exceed context_length: make context_length at least the number of tokens)");
-        if constexpr (fits) {
+        constexpr bool declared = !fits || rule::declared(std::make_index_sequence<k>{});
+        static_assert(diag::expect<declared, detail::described<diag::to_axes, Prefix...>,
+                                   detail::described<diag::tensor_axes, Axes...>>,
+                      "shaped::slice<Prefix...>(x): each prefix axis must be declared as a prefix of the axis it "
+                      "cuts (struct num_tokens : shaped::dynamic_axis<\"num_tokens\", shaped::at_most<context_length>>, "
+                      "or shaped::axis<\"num_tokens\", 6, shaped::at_most<context_length>>), not only be short enough");
+        constexpr std::size_t run_time_prefixes = (std::size_t{0} + ... + Prefix::dynamic_atoms);
+        static_assert(((Prefix::dynamic_atoms <= 1) && ...) && sizeof...(N) == run_time_prefixes,
+                      "shaped::slice<Prefix...>(x, n...): give one length for each run-time prefix axis, in order");
+        if constexpr (fits && declared && sizeof...(N) == run_time_prefixes) {
             using result_t = typename detail::slice_result<Value, detail::axis_pack<Prefix...>, k,
                                                            std::make_index_sequence<n - k>, Axes...>::type;
-            xt::xstrided_slice_vector sv{xt::range(0, Prefix::extent)...};
+            const auto prefix_extents = extents<Prefix...>::checked("slice<...>(x, n...)", lengths...);
+            const auto e = [&]<std::size_t... I, std::size_t... J>(std::index_sequence<I...>, std::index_sequence<J...>) {
+                // A run-time prefix of a run-time axis may not be longer than that axis is now.
+                ((DynamicAxis<detail::axis_at_t<I, Axes...>> && prefix_extents[I] > x.shape[I]
+                      ? detail::slice_too_long(axis_name<Prefix>(), prefix_extents[I], x.shape.text(), x.shape[I])
+                      : void()),
+                 ...);
+                return detail::make_extents<typename result_t::extents_type>(
+                    prefix_extents.template atoms_of<I>()..., x.shape.template atoms_of<k + J>()...);
+            }(std::make_index_sequence<k>{}, std::make_index_sequence<n - k>{});
+            xt::xstrided_slice_vector sv;
+            for (std::size_t i = 0; i < k; ++i) sv.push_back(xt::range(std::size_t{0}, e[i]));
             typename result_t::storage_type out = xt::strided_view(x.storage(), sv);
-            return result_t(detail::adopt_tag{}, std::move(out));
+            return result_t(detail::adopt_tag{}, e, std::move(out));
         } else {
             return diag::failed_shape_check{};
         }
@@ -117,7 +167,7 @@ auto slice(const basic_tensor<Value, Layout, Axes...>& x) {
 /// `x`'s axes (contiguous). Element type: `mask` may be bool or numeric (PyTorch wants `mask.bool()`).
 /// Errors: compile time, a mask axis that is not the aligned axis of `x` (or `shaped::one`), a mask of
 /// higher rank, or, on attention scores (a tensor with a `key<...>` axis), a mask without the key axis.
-/// Nothing is thrown.
+/// Thrown: `shape_error` when the same run-time axis has other extents in `x` and in `mask`.
 /// Source: `torch.Tensor.masked_fill(mask, value)`; `attn_scores.masked_fill_(mask_bool, -torch.inf)`
 /// (listing 3.3).
 template <class Value, class LX, class M, class LM, Axis... X, Axis... MA>
@@ -138,11 +188,18 @@ auto masked_fill(basic_tensor<Value, LX, X...> x, const basic_tensor<M, LM, MA..
                   "axis; a mask without it blanks whole query rows (softmax then gives NaN): rename the padding "
                   "mask's token axis to key<num_tokens> and unsqueeze it over the queries");
     if constexpr (ok && keys_ok) {
-        // The mask's strides in x's index space: 0 along x's leading axes it lacks and along `one`.
         constexpr std::size_t n = sizeof...(X), nm = sizeof...(MA);
-        constexpr std::array<std::size_t, n> extent{X::extent...};
-        constexpr auto mask_stride = [] {
-            constexpr std::array<std::size_t, nm + 1> me{MA::extent..., 1};
+        // The same run-time axis in x and in the mask must have the same extents.
+        [&]<std::size_t... J>(std::index_sequence<J...>) {
+            ((std::is_same_v<detail::axis_at_t<J, MA...>, one>
+                  ? void()
+                  : detail::check_meet<n - nm + J, J>("masked_fill(x, mask, value)", "x", x.shape, "mask", mask.shape)),
+             ...);
+        }(std::make_index_sequence<nm>{});
+        // The mask's strides in x's index space: 0 along x's leading axes it lacks and along `one`.
+        const auto extent = x.shape.sizes();
+        const auto mask_stride = [&] {
+            const auto me = mask.shape.sizes();
             std::array<std::size_t, n> st{};
             std::size_t s = 1;
             for (std::size_t k = nm; k-- > 0;) {
@@ -151,14 +208,15 @@ auto masked_fill(basic_tensor<Value, LX, X...> x, const basic_tensor<M, LM, MA..
             }
             return st;
         }();
-        tensor<Value, X...> out(detail::adopt_tag{}, std::move(x).storage());  // a temporary x is filled in place
-        Value* y = out.storage().data();
+        const auto e = x.shape;
+        tensor<Value, X...> out(detail::adopt_tag{}, e, std::move(x).storage());  // a temporary x is filled in place
+        Value* y = out.data();
         const auto& mask_elements = mask.storage();  // row-major (a copy for a strided mask)
         const M* m = mask_elements.data();
-        constexpr std::size_t run = extent[n - 1], step = mask_stride[n - 1];
+        const std::size_t run = extent[n - 1], step = mask_stride[n - 1];
         std::array<std::size_t, n> index{};
         std::size_t offset = 0;
-        for (std::size_t done = 0; done < out.numel; done += run, y += run) {
+        for (std::size_t done = 0; done < out.numel(); done += run, y += run) {
             for (std::size_t j = 0; j < run; ++j)
                 if (m[offset + j * step]) y[j] = value;
             for (std::size_t k = n - 1; k-- > 0;) {  // odometer over all but the last axis

@@ -8,6 +8,9 @@
 #include <array>
 #include <cstddef>
 #include <limits>
+#include <string>
+#include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <xtensor-blas/xblas.hpp>
@@ -78,22 +81,23 @@ struct blas_operand {
     std::array<std::size_t, N> stride{};
     blas_matrix layout;
 
+    std::array<std::size_t, N> extent{};
+
     template <class Tensor>
-    explicit blas_operand(const Tensor& t) {
-        constexpr auto extent = Tensor::shape;
+    explicit blas_operand(const Tensor& t) : extent(t.shape.sizes()) {
         stride = t.stride();
-        data = t.buffer().data();
+        data = t.data();
         layout = blas_layout(extent[N - 2], extent[N - 1], stride[N - 2], stride[N - 1]);
         if (!layout.ok) {
-            copy.resize(Tensor::numel);
-            gather_strided<Value, N>(t.buffer().data(), copy.data(), extent, stride);
+            copy.resize(t.numel());
+            gather_strided<Value, N>(t.data(), copy.data(), extent, stride);
             data = copy.data();
-            stride = Tensor::row_major_strides;
+            stride = row_major_strides<N>(extent);
             layout = blas_layout(extent[N - 2], extent[N - 1], stride[N - 2], stride[N - 1]);
         }
     }
     // Where the matrix of batch j (row-major over this operand's batch axes) starts.
-    const Value* matrix(std::size_t j, const std::array<std::size_t, N>& extent) const {
+    const Value* matrix(std::size_t j) const {
         std::size_t offset = 0;
         for (std::size_t q = N - 2; q-- > 0;) {
             offset += (j % extent[q]) * stride[q];
@@ -120,6 +124,33 @@ template <class Value, class... Batch, class Row, class Col>
 struct matmul_result<Value, axis_pack<Batch...>, Row, Col> {
     using type = tensor<Value, Batch..., Row, Col>;
 };
+
+// The extents of `a @ b`: the batch axes from the longer side (each pair of run-time batch axes checked),
+// the rows from a, the columns from b, after checking the contracted run-time axis.
+template <class Result, class EA, class EB>
+Result matmul_extents(std::string_view op, const EA& a, const EB& b) {
+    constexpr std::size_t na = EA::rank, nb = EB::rank, nbatch = Result::rank - 2;
+    check_meet<na - 1, nb - 2>(op, "a", a, "b", b);
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+        [[maybe_unused]] auto block = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
+            constexpr bool in_a = J >= nbatch - (na - 2), in_b = J >= nbatch - (nb - 2);
+            if constexpr (in_a && in_b) check_meet<J - (nbatch - (na - 2)), J - (nbatch - (nb - 2))>(op, "a", a, "b", b);
+            if constexpr (in_a)
+                return a.template atoms_of<J - (nbatch - (na - 2))>();
+            else
+                return b.template atoms_of<J - (nbatch - (nb - 2))>();
+        };
+        const std::tuple blocks{block(std::integral_constant<std::size_t, I>{})...,
+                                a.template atoms_of<na - 2>(), b.template atoms_of<nb - 1>()};
+        return std::apply([](const auto&... x) { return make_extents<Result>(x...); }, blocks);
+    }(std::make_index_sequence<nbatch>{});
+}
+
+// BLAS takes `int` extents (xtensor-blas's default build): an extent beyond that cannot be multiplied.
+// Static extents are checked at compile time; run-time ones, whose bound may exceed it, here.
+[[noreturn, gnu::noinline, gnu::cold]] inline void blas_extent_too_large(const std::string& shape) {
+    throw shape_error("matmul(a, b)", "extents of at most " + std::to_string(blas_max) + " for BLAS", shape);
+}
 
 template <class Batch>
 struct batch_checker;
@@ -188,21 +219,27 @@ auto matmul(const basic_tensor<Value, LayoutA, A...>& a, const basic_tensor<Valu
                 using col = detail::axis_at_t<nb - 1, B...>;
                 using batch = typename detail::longer_batch<a_batch, b_batch>::type;
                 using result_t = typename detail::matmul_result<Value, batch, row, col>::type;
-                constexpr std::size_t m = row::extent, n = col::extent, k = a_last::extent;
-                static_assert(m <= detail::blas_max && n <= detail::blas_max && k <= detail::blas_max,
+                static_assert(row::bound <= detail::blas_max || !StaticAxis<row>,
                               "shaped::matmul(a, b): an extent of the product exceeds what one BLAS call takes");
-                constexpr std::size_t batches = result_t::numel / (m * n);
-                constexpr std::size_t a_batches = detail::numel_v<A...> / (m * k);
-                constexpr std::size_t b_batches = detail::numel_v<B...> / (k * n);
-                result_t out(uninitialized);
+                static_assert((col::bound <= detail::blas_max && a_last::bound <= detail::blas_max) ||
+                                  !StaticAxis<col> || !StaticAxis<a_last>,
+                              "shaped::matmul(a, b): an extent of the product exceeds what one BLAS call takes");
+                const auto e = detail::matmul_extents<typename result_t::extents_type>("matmul(a, b)", a.shape, b.shape);
+                const std::size_t m = a.shape[na - 2], n = b.shape[nb - 1], k = a.shape[na - 1];
+                if constexpr (col::bound > detail::blas_max || a_last::bound > detail::blas_max)
+                    if (n > detail::blas_max || k > detail::blas_max) detail::blas_extent_too_large(a.shape.text());
+                result_t out(e, uninitialized);
+                const std::size_t batches = out.numel() / (m * n);
+                const std::size_t a_batches = a.numel() / (m * k);
+                const std::size_t b_batches = b.numel() / (k * n);
                 // Strided operands (transposes) are read in place through BLAS's leading dimensions.
                 const detail::blas_operand<Value, na> oa(a);
                 const detail::blas_operand<ValueB, nb> ob(b);
-                Value* pc = out.storage().data();
+                Value* pc = out.data();
                 // The shorter batch list is a suffix of the result's, so its index is i modulo its size.
                 for (std::size_t i = 0; i < batches; ++i)
-                    detail::gemm(oa.matrix(i % a_batches, {A::extent...}), oa.layout, oa.stride[na - 2],
-                                 ob.matrix(i % b_batches, {B::extent...}), ob.layout, pc + i * m * n, m, n, k);
+                    detail::gemm(oa.matrix(i % a_batches), oa.layout, oa.stride[na - 2], ob.matrix(i % b_batches),
+                                 ob.layout, pc + i * m * n, m, n, k);
                 return out;
             } else {
                 return diag::failed_shape_check{};
@@ -225,17 +262,23 @@ namespace detail {
 template <class Value, class LW, class LV, Axis B, Axis H, Axis T, Axis K, Axis D>
 tensor<Value, B, T, H, D> matmul_merge_heads(const basic_tensor<Value, LW, B, H, T, K>& w,
                                              const basic_tensor<Value, LV, B, H, K, D>& v) {
-    static_assert(H::extent * D::extent <= blas_max && T::extent <= blas_max && K::extent <= blas_max,
+    static_assert(StaticAxis<H> && StaticAxis<D> && H::extent * D::extent <= blas_max && T::bound <= blas_max &&
+                      K::bound <= blas_max,
                   "shaped::matmul(a, b): an extent of the product exceeds what one BLAS call takes");
-    tensor<Value, B, T, H, D> out(uninitialized);
+    using result_t = tensor<Value, B, T, H, D>;
+    check_meet<3, 2>("matmul(a, b)", "a", w.shape, "b", v.shape);
+    check_meet<0, 0>("matmul(a, b)", "a", w.shape, "b", v.shape);
+    const auto e = make_extents<typename result_t::extents_type>(w.shape.template atoms_of<0>(),
+                                                                  w.shape.template atoms_of<2>(), no_atoms, no_atoms);
+    result_t out(e, uninitialized);
     const blas_operand<Value, 4> ow(w);
     const blas_operand<Value, 4> ov(v);
+    const std::size_t batches = w.shape[0], t = w.shape[2], k = w.shape[3];
     constexpr std::size_t heads = H::extent, ldc = H::extent * D::extent;
-    Value* pc = out.storage().data();
-    for (std::size_t i = 0; i < B::extent * heads; ++i)  // i = batch · heads + head
-        gemm(ow.matrix(i, {B::extent, H::extent, T::extent, K::extent}), ow.layout, ow.stride[2],
-             ov.matrix(i, {B::extent, H::extent, K::extent, D::extent}), ov.layout,
-             pc + (i / heads) * T::extent * ldc + (i % heads) * D::extent, T::extent, D::extent, K::extent, ldc);
+    Value* pc = out.data();
+    for (std::size_t i = 0; i < batches * heads; ++i)  // i = batch · heads + head
+        gemm(ow.matrix(i), ow.layout, ow.stride[2], ov.matrix(i), ov.layout,
+             pc + (i / heads) * t * ldc + (i % heads) * D::extent, t, D::extent, k, ldc);
     return out;
 }
 

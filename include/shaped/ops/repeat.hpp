@@ -46,15 +46,15 @@ auto repeat_along(const basic_tensor<Value, Layout, Axes...>& x) {
         using a = axis_at_t<d, Axes...>;
         using merged_t = std::conditional_t<Interleave, merged<a, New>, merged<New, a>>;
         using result_t = typename replace_axis<Value, d, merged_t, std::make_index_sequence<n>, Axes...>::type;
-        constexpr std::size_t inner = [] {
-            std::size_t p = 1;
-            constexpr std::array<std::size_t, n> e{Axes::extent...};
-            for (std::size_t i = d + 1; i < n; ++i) p *= e[i];
-            return p;
-        }();
-        result_t out(uninitialized);
-        tile<Interleave>(x.storage().data(), out.storage().data(), numel_v<Axes...> / (a::extent * inner), a::extent,
-                         New::extent, inner);
+        static_assert(StaticAxis<New>, "shaped::repeat<New, Dim>(x): the number of copies must be a static axis");
+        const auto e = [&]<std::size_t... I>(std::index_sequence<I...>) {
+            return make_extents<typename result_t::extents_type>(x.shape.template atoms_of<I>()...);
+        }(std::make_index_sequence<n>{});
+        std::size_t inner = 1;
+        for (std::size_t i = d + 1; i < n; ++i) inner *= x.shape[i];
+        result_t out(e, uninitialized);
+        tile<Interleave>(x.storage().data(), out.data(), x.numel() / (x.shape[d] * inner), x.shape[d], New::extent,
+                         inner);
         return out;
     } else {
         return diag::failed_shape_check{};

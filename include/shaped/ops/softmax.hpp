@@ -102,21 +102,18 @@ auto softmax(basic_tensor<Value, Layout, Axes...> x) {
         // Rows along `d` are visited in place as (outer, d, inner): max, exp(x - max) and its sum, then one
         // division per element (PyTorch's order). Plain loops: xtensor's keep_dims reducers are several
         // times slower here, and broadcast wrongly when left unevaluated (xtensor 0.24).
-        constexpr std::array<std::size_t, n> extent{Axes::extent...};
-        constexpr std::size_t len = extent[d];
-        constexpr std::size_t inner = [] {
-            constexpr std::array<std::size_t, n> e{Axes::extent...};
-            std::size_t p = 1;
-            for (std::size_t i = d + 1; i < n; ++i) p *= e[i];
-            return p;
-        }();
-        constexpr std::size_t outer = detail::numel_v<Axes...> / (len * inner);
-        tensor<Value, Axes...> result(detail::adopt_tag{}, std::move(x).storage());
-        Value* p = result.storage().data();
+        const auto extent = x.shape.sizes();
+        const std::size_t len = extent[d];
+        std::size_t inner = 1;
+        for (std::size_t i = d + 1; i < n; ++i) inner *= extent[i];
+        const std::size_t outer = x.numel() / (len * inner);
+        const auto e = x.shape;
+        tensor<Value, Axes...> result(detail::adopt_tag{}, e, std::move(x).storage());
+        Value* p = result.data();
         for (std::size_t o = 0; o < outer; ++o)
             for (std::size_t i = 0; i < inner; ++i) {
                 Value* row = p + o * len * inner + i;
-                if constexpr (inner == 1) {
+                if (inner == 1) {
                     std::size_t lo, hi;
                     const Value mx = detail::row_max(row, len, lo, hi);
                     detail::softmax_finish(row, len, mx, lo, hi);

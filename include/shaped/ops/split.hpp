@@ -54,16 +54,17 @@ auto split(const basic_tensor<Value, Layout, Axes...>& x) {
             constexpr std::size_t parts = Chunk::divisor::extent;
             return [&]<std::size_t... I, std::size_t... P>(std::index_sequence<I...>, std::index_sequence<P...>) {
                 using part_t = tensor<Value, std::conditional_t<I == d, Chunk, detail::axis_at_t<I, Axes...>>...>;
+                const auto e = detail::make_extents<typename part_t::extents_type>(x.shape.template atoms_of<I>()...);
                 // Elements from the split axis inwards, for one index of the axes before it.
-                constexpr std::size_t inner =
-                    (std::size_t{1} * ... * (I >= d ? detail::axis_at_t<I, Axes...>::extent : 1));
-                constexpr std::size_t outer = detail::numel_v<Axes...> / inner;
-                constexpr std::size_t block = inner / parts;
+                std::size_t inner = 1;
+                for (std::size_t i = d; i < n; ++i) inner *= x.shape[i];
+                const std::size_t outer = x.numel() / inner;
+                const std::size_t block = inner / parts;
                 const auto& elements = x.storage();  // row-major (a copy for a strided tensor)
                 auto take = [&](std::size_t p) {
-                    part_t out(uninitialized);
+                    part_t out(e, uninitialized);
                     const Value* src = elements.data();
-                    Value* dst = out.storage().data();
+                    Value* dst = out.data();
                     for (std::size_t o = 0; o < outer; ++o)
                         std::copy_n(src + o * inner + p * block, block, dst + o * block);
                     return out;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <string>
 #include <utility>
 
 #include "../diagnostics.hpp"
@@ -31,13 +32,28 @@ struct stack_result<Value, D, New, Ref, std::index_sequence<I...>> {
     }
     using type = tensor<Value, typename decltype(pick<I>())::type...>;
 };
+
+// The extents of a part with a static axis inserted at D (stack's New, unsqueeze's one).
+template <class Result, std::size_t D, class E>
+Result stacked_extents(const E& part) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+        auto block = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
+            if constexpr (J == D)
+                return no_atoms;
+            else
+                return part.template atoms_of<(J < D ? J : J - 1)>();
+        };
+        return make_extents<Result>(block(std::integral_constant<std::size_t, I>{})...);
+    }(std::make_index_sequence<Result::rank>{});
+}
 }  // namespace detail
 
 /// Stacks `N` tensors of the same type along a new axis `New` (of extent `N`) inserted at `Dim`.
 ///
 /// Shapes: `N` tensors `(A...)` give `(A_0, ..., New, ..., A_n-1)` with `New` at `Dim` (0 to rank; negative
 /// counts from the end of the result, as in PyTorch). Element type: the parts'.
-/// Errors: compile time, `New::extent != N`, or `Dim` out of range. Nothing is thrown.
+/// Errors: compile time, `New::extent != N`, or `Dim` out of range. Thrown (`shape_error`): the same
+/// run-time axis with other extents in two parts.
 /// Source: `torch.stack(tensors, dim)`; `batch = torch.stack((inputs, inputs), dim=0)` (the book, 3.5).
 /// Example: `auto batch_x = shaped::stack<0, batch>(std::array{inputs, inputs});`
 template <int Dim, Axis New, class Part, std::size_t N>
@@ -52,25 +68,31 @@ auto stack(const std::array<Part, N>& parts) {
         constexpr std::size_t d = detail::wrap_dim(Dim, rank);
         using value = typename detail::tensor_parts<Part>::value;
         using result_t = typename detail::stack_result<value, d, New, Part, std::make_index_sequence<rank>>::type;
-        constexpr std::size_t inner = [] {
-            std::size_t p = 1;
-            for (std::size_t i = d; i < Part::rank; ++i) p *= Part::shape[i];
-            return p;
-        }();
-        result_t out(uninitialized);
+        // The parts have one type; their run-time extents must be the same too.
+        for (std::size_t i = 1; i < N; ++i)
+            if (!(parts[i].shape == parts[0].shape)) [[unlikely]]
+                [&]<std::size_t... I>(std::index_sequence<I...>) {
+                    (detail::check_meet<I, I>("stack<Dim, New>(tensors)", "tensors[0]", parts[0].shape,
+                                              "tensors[" + std::to_string(i) + "]", parts[i].shape),
+                     ...);
+                }(std::make_index_sequence<Part::rank>{});
+        const auto e = detail::stacked_extents<typename result_t::extents_type, d>(parts[0].shape);
+        std::size_t inner = 1;
+        for (std::size_t i = d; i < Part::rank; ++i) inner *= parts[0].shape[i];
+        result_t out(e, uninitialized);
         std::array<typename Part::storage_type, Part::is_contiguous ? 0 : N> copies;  // strided parts, row-major
         std::array<const value*, N> src{};
         std::array<std::size_t, N> sizes{};
         for (std::size_t i = 0; i < N; ++i) {
             if constexpr (Part::is_contiguous) {
-                src[i] = parts[i].storage().data();
+                src[i] = parts[i].data();
             } else {
                 copies[i] = parts[i].storage();
                 src[i] = copies[i].data();
             }
             sizes[i] = inner;
         }
-        detail::join_rows<value, N>(src, sizes, Part::numel / inner, out.storage().data());
+        detail::join_rows<value, N>(src, sizes, parts[0].numel() / inner, out.data());
         return out;
     } else {
         return diag::failed_shape_check{};
@@ -94,9 +116,10 @@ auto unsqueeze(const basic_tensor<Value, Layout, Axes...>& x) {
         using result_t = typename detail::stack_result<Value, detail::wrap_dim(Dim, rank), one,
                                                        basic_tensor<Value, Layout, Axes...>,
                                                        std::make_index_sequence<rank>>::type;
-        result_t out(uninitialized);
+        result_t out(detail::stacked_extents<typename result_t::extents_type, detail::wrap_dim(Dim, rank)>(x.shape),
+                     uninitialized);
         const auto& elements = x.storage();  // row-major (a copy for a strided tensor)
-        std::copy(elements.begin(), elements.end(), out.storage().begin());
+        std::copy(elements.begin(), elements.end(), out.data());
         return out;
     } else {
         return diag::failed_shape_check{};

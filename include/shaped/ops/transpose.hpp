@@ -24,7 +24,8 @@ template <class Value, std::size_t N, std::array<std::size_t, N> Perm, class Lay
 auto permuted(basic_tensor<Value, Layout, Axes...> x, std::index_sequence<K...>) {
     using result = strided_tensor<Value, axis_at_t<Perm[K], Axes...>...>;
     const std::array<std::size_t, N> from = x.stride();
-    return result(strided_tag{}, std::move(x).buffer(), std::array<std::size_t, N>{from[Perm[K]]...});
+    const auto e = make_extents<typename result::extents_type>(x.shape.template atoms_of<Perm[K]>()...);
+    return result(strided_tag{}, e, std::move(x).buffer(), std::array<std::size_t, N>{from[Perm[K]]...});
 }
 
 template <std::size_t N, std::array<int, N> Dims>
@@ -134,17 +135,17 @@ auto reverse_axes(basic_tensor<Value, Layout, Axes...> x) {
 template <class Value, class Layout, Axis... Axes>
 auto contiguous(const basic_tensor<Value, Layout, Axes...>& x) {
     if constexpr (std::is_same_v<Layout, layout::contiguous>) {
-        return tensor<Value, Axes...>(detail::adopt_tag{}, x.storage());
+        return tensor<Value, Axes...>(detail::adopt_tag{}, x.shape, x.storage());
     } else {  // one gather from the buffer
-        tensor<Value, Axes...> out(uninitialized);
-        detail::gather_strided<Value, sizeof...(Axes)>(x.buffer().data(), out.storage().data(), {Axes::extent...},
-                                                       x.stride());
+        tensor<Value, Axes...> out(x.shape, uninitialized);
+        detail::gather_strided<Value, sizeof...(Axes)>(x.data(), out.data(), x.shape.sizes(), x.stride());
         return out;
     }
 }
 template <class Value, class Layout, Axis... Axes>
 auto contiguous(basic_tensor<Value, Layout, Axes...>&& x) {
-    return tensor<Value, Axes...>(detail::adopt_tag{}, std::move(x).storage());
+    const auto e = x.shape;
+    return tensor<Value, Axes...>(detail::adopt_tag{}, e, std::move(x).storage());
 }
 
 }  // namespace shaped

@@ -4,6 +4,7 @@
 /// \file
 /// PyTorch's CPU random stream: `torch.manual_seed`, `torch.rand`, `Tensor.uniform_`, bit for bit.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -72,8 +73,9 @@ template <class Value, class Layout, Axis... Axes>
 void uniform_(basic_tensor<Value, Layout, Axes...>& x, double from, double to, generator& gen = default_generator()) {
     static_assert(std::is_same_v<Value, float> || std::is_same_v<Value, double>,
                   "shaped::torch::uniform_: elements must be float or double");
-    Value* p = x.buffer().data();
-    for (std::size_t i = 0; i < x.numel; ++i) {
+    Value* p = x.data();
+    const std::size_t numel = x.numel();
+    for (std::size_t i = 0; i < numel; ++i) {
         if constexpr (std::is_same_v<Value, float>)
             p[i] = gen.uniform_float(static_cast<float>(from), static_cast<float>(to));
         else
@@ -83,15 +85,49 @@ void uniform_(basic_tensor<Value, Layout, Axes...>& x, double from, double to, g
 
 /// `torch.rand(*size)`: float32 uniform on `[0, 1)`, equal to PyTorch's bit for bit for the same seed.
 ///
-/// Shapes: `(Axes...)`. Element type: float (for float64, fill a `tensor<double, ...>` with `uniform_`).
-/// Errors: none. Nothing is thrown.
+/// Shapes: `(Axes...)`; a run-time axis takes its extent from the numbers given, one per run-time axis in
+/// order (`torch::rand<batch, num_tokens, d_in>(2, n)` is `torch.rand(2, n, 768)`), or from `shape`.
+/// Element type: float (for float64, fill a `tensor<double, ...>` with `uniform_`).
+/// Errors: compile time, a count of numbers other than the number of run-time axes. Thrown
+/// (`shape_error`): a number outside `1..bound` of its axis.
 /// Source: `torch.rand`.
 /// Example: `shaped::torch::manual_seed(1223); auto q = shaped::torch::rand<batch, num_tokens, d_out>();`
 template <Axis... Axes>
-tensor<float, Axes...> rand(generator& gen = default_generator()) {
-    tensor<float, Axes...> t;
+tensor<float, Axes...> rand(const extents<Axes...>& shape, generator& gen = default_generator()) {
+    tensor<float, Axes...> t(shape);
     uniform_(t, 0.0, 1.0, gen);
     return t;
+}
+template <Axis... Axes, shaped::detail::extent_number... N>
+    requires(sizeof...(N) == extents<Axes...>::rank_dynamic)
+tensor<float, Axes...> rand(generator& gen, N... n) {
+    return rand(extents<Axes...>::checked("torch::rand", n...), gen);
+}
+template <Axis... Axes, shaped::detail::extent_number... N>
+    requires(sizeof...(N) == extents<Axes...>::rank_dynamic)
+tensor<float, Axes...> rand(N... n) {
+    return rand(extents<Axes...>::checked("torch::rand", n...), default_generator());
+}
+
+/// `torch.ones(*size)`, `torch.zeros(*size)`, `torch.empty(*size)`: float32, with the extents of run-time
+/// axes given as for `rand`. Errors: thrown (`shape_error`), a number outside `1..bound` of its axis.
+/// Source: `torch.ones`, `torch.zeros`, `torch.empty` (whose elements are unset).
+template <Axis... Axes, shaped::detail::extent_number... N>
+    requires(sizeof...(N) == extents<Axes...>::rank_dynamic)
+tensor<float, Axes...> ones(N... n) {
+    tensor<float, Axes...> t(extents<Axes...>::checked("torch::ones", n...), uninitialized);
+    std::fill_n(t.data(), t.numel(), 1.0f);
+    return t;
+}
+template <Axis... Axes, shaped::detail::extent_number... N>
+    requires(sizeof...(N) == extents<Axes...>::rank_dynamic)
+tensor<float, Axes...> zeros(N... n) {
+    return tensor<float, Axes...>(extents<Axes...>::checked("torch::zeros", n...));
+}
+template <Axis... Axes, shaped::detail::extent_number... N>
+    requires(sizeof...(N) == extents<Axes...>::rank_dynamic)
+tensor<float, Axes...> empty(N... n) {
+    return tensor<float, Axes...>(extents<Axes...>::checked("torch::empty", n...), uninitialized);
 }
 
 }  // namespace shaped::torch
