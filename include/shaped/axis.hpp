@@ -380,11 +380,23 @@ constexpr auto normal_form(AxesTuple axes) {
 
 }  // namespace detail
 
+namespace detail {
+// Two axes without factors are the same axis only when they are the same type: their normal forms are
+// themselves. Only products need the (costlier) comparison of normal forms.
+template <class A, class B>
+constexpr bool same_axis() {
+    if constexpr (std::is_same_v<A, B>)
+        return true;
+    else if constexpr (!has_factors<A> && !has_factors<B>)
+        return false;
+    else
+        return decltype(normal_form(hana::tuple_t<A>) == normal_form(hana::tuple_t<B>))::value;
+}
+}  // namespace detail
+
 /// True when `A` and `B` are the same axis: the same type, or the same ordered product of atoms.
 template <class A, class B>
-inline constexpr bool same_axis_v =
-    std::is_same_v<A, B> ||
-    decltype(detail::normal_form(hana::tuple_t<A>) == detail::normal_form(hana::tuple_t<B>))::value;
+inline constexpr bool same_axis_v = detail::same_axis<A, B>();
 
 /// The name of an axis for run-time messages and printing: `d_out`, `(num_heads*head_dim)`,
 /// `cat(d_out, d_out, d_out)`.
@@ -420,7 +432,7 @@ namespace detail {
 /// that is), or `key<A'>` of such an `A'`. This is what `slice` and the modules' `context_length` rely on.
 template <class A, class B>
 constexpr bool prefix_of() {
-    if constexpr (same_axis_v<A, B>) {
+    if constexpr (std::is_same_v<A, B>) {
         return true;
     } else if constexpr (is_key<A>) {
         if constexpr (is_key<B>)

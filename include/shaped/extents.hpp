@@ -141,6 +141,9 @@ public:
     static constexpr bool is_static = rank_dynamic == 0;
     /// The stored run-time extents, in the order of their axes.
     using dynamic_type = std::array<std::size_t, rank_dynamic>;
+    /// How many run-time extents each axis carries, and where its first one is stored.
+    static constexpr std::array<std::size_t, rank> atom_counts = tables::atoms;
+    static constexpr std::array<std::size_t, rank + 1> atom_offsets = tables::first;
 
     /// All-static extents: nothing to give.
     constexpr extents() noexcept requires is_static {}
@@ -214,6 +217,18 @@ public:
         else
             return dyn_;
     }
+    /// The stored run-time extents, as a pointer (null when there are none).
+    constexpr const std::size_t* dynamic_data() const noexcept {
+        if constexpr (is_static)
+            return nullptr;
+        else
+            return dyn_.data();
+    }
+    /// The name of run-time atom `k` (the axis's, or a merged axis's factor's), for messages.
+    static std::string atom_name(std::size_t k) {
+        const auto [axis, atom] = detail::atom_owner<Axes...>(k);
+        return detail::atom_name_in<Axes...>(axis, atom);
+    }
     /// The run-time extents of axis `I` (its atoms'): what an op hands on when the axis passes through.
     template <std::size_t I>
     constexpr std::array<std::size_t, tables::atoms[I]> atoms_of() const noexcept {
@@ -280,45 +295,103 @@ struct extents_parts<extents<Axes...>> {
     using axis = typename decltype(+hana::at_c<I>(hana::tuple_t<Axes...>))::type;
 };
 
+/// Where a result axis takes its run-time extents from: axis `axis` of operand `operand` (0, 1, ...), or
+/// nowhere (`operand == -1`), for a static axis the op makes.
+struct axis_source {
+    int operand = -1;
+    std::size_t axis = 0;
+};
+
+/// The extents of an op's result, axis by axis from its operands' (`Sources[j]` for result axis `j`). The
+/// types decide which stored extent goes where, once, at compile time; at run time it is one copy per
+/// run-time extent, and nothing at all for an all-static result.
+template <class Result, auto Sources, class... E>
+Result take_extents([[maybe_unused]] const E&... operands) noexcept {
+    if constexpr (Result::is_static) {
+        return Result(adopt_tag{}, {});
+    } else {
+        static constexpr auto map = [] {
+            constexpr std::array<const std::size_t*, sizeof...(E)> first{E::atom_offsets.data()...};
+            std::array<std::pair<std::size_t, std::size_t>, Result::rank_dynamic> m{};
+            std::size_t k = 0;
+            for (std::size_t j = 0; j < Result::rank; ++j)
+                for (std::size_t t = 0; t < Result::atom_counts[j]; ++t)
+                    m[k++] = {static_cast<std::size_t>(Sources[j].operand),
+                              first[static_cast<std::size_t>(Sources[j].operand)][Sources[j].axis] + t};
+            return m;
+        }();
+        const std::array<const std::size_t*, sizeof...(E)> dyn{operands.dynamic_data()...};
+        typename Result::dynamic_type d{};
+        for (std::size_t k = 0; k < d.size(); ++k) d[k] = dyn[map[k].first][map[k].second];
+        return Result(adopt_tag{}, d);
+    }
+}
+
 /// Extents of an op's result, axis by axis from the run-time extents each result axis takes (`atoms_of<I>()`
-/// of the operand axis it comes from, or a number the op computed; an empty array for a static axis).
+/// of the operand axis it comes from, or a number the op computed; an empty array for a static axis). For
+/// the ops whose results are not a plain selection of their operands' axes (`cat`, `rename`, `slice`).
 template <class Result, class... Blocks>
-constexpr Result make_extents(const Blocks&... blocks) noexcept {
+constexpr Result make_extents([[maybe_unused]] const Blocks&... blocks) noexcept {
     typename Result::dynamic_type d{};
-    [[maybe_unused]] std::size_t k = 0;
-    (
-        [&] {
-            for (std::size_t v : blocks) d[k++] = v;
-        }(),
-        ...);
+    if constexpr (!Result::is_static) {
+        std::size_t k = 0;
+        (
+            [&] {
+                for (std::size_t v : blocks) d[k++] = v;
+            }(),
+            ...);
+    }
     return Result(adopt_tag{}, d);
 }
 
 /// No run-time extents: the block of a static axis.
 inline constexpr std::array<std::size_t, 0> no_atoms{};
 
-[[noreturn, gnu::noinline, gnu::cold]] inline void extents_differ(std::string_view op, const std::string& atom,
-                                                                   std::string_view a_role, std::size_t a_extent,
-                                                                   const std::string& a_shape, std::string_view b_role,
-                                                                   std::size_t b_extent, const std::string& b_shape) {
-    throw shape_error::mismatch(op, atom, a_role, a_extent, a_shape, b_role, b_extent, b_shape);
+template <class EA, class EB>
+[[noreturn, gnu::noinline, gnu::cold]] void extents_differ(std::string_view op, std::string_view a_role, const EA& a,
+                                                           std::size_t atom_a, std::string_view b_role, const EB& b,
+                                                           std::size_t atom_b) {
+    throw shape_error::mismatch(op, EA::atom_name(atom_a), a_role, a.dynamic_data()[atom_a], a.text(), b_role,
+                                b.dynamic_data()[atom_b], b.text());
 }
 
-/// Where axis `IA` of `a` and axis `IB` of `b` meet, the same run-time axis must have the same extents:
-/// one compare per run-time axis; nothing at all for a static one.
-template <std::size_t IA, std::size_t IB, class EA, class EB>
-void check_meet(std::string_view op, std::string_view a_role, const EA& a, std::string_view b_role, const EB& b) {
-    using A = typename extents_parts<EA>::template axis<IA>;
-    if constexpr (A::dynamic_atoms > 0) {
-        const auto x = a.template atoms_of<IA>();
-        const auto y = b.template atoms_of<IB>();
-        if (x != y) [[unlikely]] {
+/// A list of pairs of axes, one of each operand, that meet in an op.
+template <std::size_t N>
+using axis_pairs = std::array<std::pair<std::size_t, std::size_t>, N>;
+
+/// Where axes `Pairs[i].first` of `a` and `Pairs[i].second` of `b` meet, the same run-time axis must have
+/// the same extents: one integer compare per run-time extent; nothing at all for static axes.
+template <auto Pairs, class EA, class EB>
+void check_meets(std::string_view op, std::string_view a_role, const EA& a, std::string_view b_role, const EB& b) {
+    static constexpr std::size_t count = [] {
+        std::size_t c = 0;
+        for (auto p : Pairs) c += EA::atom_counts[p.first];
+        return c;
+    }();
+    if constexpr (count > 0) {
+        static constexpr auto atoms = [] {
+            axis_pairs<count> m{};
             std::size_t k = 0;
-            while (x[k] == y[k]) ++k;
-            extents_differ(op, dynamic_atom_name<A>(k), a_role, x[k], a.text(), b_role, y[k], b.text());
-        }
+            for (auto p : Pairs)
+                for (std::size_t t = 0; t < EA::atom_counts[p.first]; ++t)
+                    m[k++] = {EA::atom_offsets[p.first] + t, EB::atom_offsets[p.second] + t};
+            return m;
+        }();
+        const std::size_t* x = a.dynamic_data();
+        const std::size_t* y = b.dynamic_data();
+        for (auto p : atoms)
+            if (x[p.first] != y[p.second]) [[unlikely]]
+                extents_differ(op, a_role, a, p.first, b_role, b, p.second);
     }
 }
+
+/// Every axis with itself, for two tensors of the same axes.
+template <std::size_t Rank>
+inline constexpr auto same_axes = [] {
+    axis_pairs<Rank> p{};
+    for (std::size_t i = 0; i < Rank; ++i) p[i] = {i, i};
+    return p;
+}();
 
 }  // namespace detail
 

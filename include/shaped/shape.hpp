@@ -174,35 +174,46 @@ struct broadcast_lhs {
     }
 };
 
+// Which operand each axis of a broadcast result comes from (the one that is not `one`), and which aligned
+// pairs of axes must agree at run time (those where neither is `one`).
+template <class L, class R>
+struct broadcast_plan;
+template <class... L, class... R>
+struct broadcast_plan<axis_pack<L...>, axis_pack<R...>> {
+    static constexpr std::size_t nl = sizeof...(L), nr = sizeof...(R), n = nl > nr ? nl : nr, m = nl < nr ? nl : nr;
+    static constexpr std::array<bool, nl + 1> l_one{std::is_same_v<L, one>..., false};
+    static constexpr std::array<bool, nr + 1> r_one{std::is_same_v<R, one>..., false};
+    static constexpr std::array<axis_source, n> sources = [] {
+        std::array<axis_source, n> s{};
+        for (std::size_t j = 0; j < n; ++j) {
+            const bool has_l = j >= n - nl, has_r = j >= n - nr;
+            const std::size_t il = j - (n - nl), ir = j - (n - nr);
+            s[j] = has_l && !(has_r && l_one[il]) ? axis_source{0, il} : axis_source{1, ir};
+        }
+        return s;
+    }();
+    static constexpr std::size_t pair_count = [] {
+        std::size_t c = 0;
+        for (std::size_t k = 0; k < m; ++k) c += !l_one[nl - m + k] && !r_one[nr - m + k];
+        return c;
+    }();
+    static constexpr axis_pairs<pair_count> pairs = [] {
+        axis_pairs<pair_count> p{};
+        std::size_t c = 0;
+        for (std::size_t k = 0; k < m; ++k)
+            if (!l_one[nl - m + k] && !r_one[nr - m + k]) p[c++] = {nl - m + k, nr - m + k};
+        return p;
+    }();
+};
+
 /// The extents of a broadcast result (`Result`'s axes are `broadcast_result`'s), after checking that the
 /// run-time axes the operands share, aligned from the right, have the same extents.
 template <class Result, class... L, class... R>
 Result broadcast_extents(std::string_view op, std::string_view a_role, const extents<L...>& a,
                          std::string_view b_role, const extents<R...>& b) {
-    constexpr std::size_t nl = sizeof...(L), nr = sizeof...(R), n = nl > nr ? nl : nr;
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-        auto block = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
-            constexpr bool has_l = J >= n - nl, has_r = J >= n - nr;
-            if constexpr (has_l && has_r) {
-                constexpr std::size_t il = J - (n - nl), ir = J - (n - nr);
-                using a_axis = axis_at_t<il, L...>;
-                if constexpr (std::is_same_v<a_axis, one>) {
-                    return b.template atoms_of<ir>();
-                } else {
-                    if constexpr (!std::is_same_v<axis_at_t<ir, R...>, one>)
-                        check_meet<il, ir>(op, a_role, a, b_role, b);
-                    return a.template atoms_of<il>();
-                }
-            } else if constexpr (has_l) {
-                return a.template atoms_of<J - (n - nl)>();
-            } else {
-                return b.template atoms_of<J - (n - nr)>();
-            }
-        };
-        // Braces evaluate left to right: the leftmost mismatch is the one reported.
-        const std::tuple blocks{block(std::integral_constant<std::size_t, I>{})...};
-        return std::apply([](const auto&... b) { return make_extents<Result>(b...); }, blocks);
-    }(std::make_index_sequence<n>{});
+    using plan = broadcast_plan<axis_pack<L...>, axis_pack<R...>>;
+    check_meets<plan::pairs>(op, a_role, a, b_role, b);
+    return take_extents<Result, plan::sources>(a, b);
 }
 
 /// A shape as text for run-time messages: `(batch=1, num_tokens=2, d_out=6)` (static axes only; a tensor's

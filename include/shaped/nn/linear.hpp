@@ -85,8 +85,9 @@ public:
                 return [&]<std::size_t... I>(std::index_sequence<I...>) {
                     using result_t = tensor<Value, detail::axis_at_t<I, X...>..., Out>;
                     const std::size_t rows = x.numel() / In::extent;
-                    result_t out(detail::make_extents<typename result_t::extents_type>(x.shape.template atoms_of<I>()...,
-                                                                                        detail::no_atoms),
+                    result_t out(detail::take_extents<typename result_t::extents_type,
+                                                      std::array<detail::axis_source, n>{detail::axis_source{0, I}...,
+                                                                                         detail::axis_source{}}>(x.shape),
                                  uninitialized);
                     Value* y = out.data();
                     detail::gemm(x.storage().data(), weight.data(), y, rows, Out::extent, In::extent, true);

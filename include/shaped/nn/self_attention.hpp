@@ -26,6 +26,12 @@ auto scaled_softmax(Scores scores, std::size_t d) {
     return shaped::softmax<-1>(std::move(scores) / static_cast<value>(std::sqrt(static_cast<double>(d))));
 }
 
+// For each query row of a mask: the span [lo, hi) of its unmasked keys, and whether no key inside it is masked.
+struct key_span {
+    std::size_t lo, hi;
+    bool dense;
+};
+
 // The causal steps of listings 3.3 and 3.5, shared by causal_attention and multi_head_attention:
 // mask[:num_tokens, :num_tokens] filled with -inf, softmax of the scores over sqrt(d), dropout.
 // One pass over each row of the scores does what masked_fill, the division and softmax do one after the
@@ -45,10 +51,6 @@ auto causal_weights(basic_tensor<Value, Layout, S...> scores, const Mask& mask, 
     const Value scale = static_cast<Value>(std::sqrt(static_cast<double>(d)));
     // The mask is the same for every batch and head: find once, for each query row, the span [lo, hi)
     // of its unmasked keys and whether the span has no masked key inside (true of a causal mask).
-    struct key_span {
-        std::size_t lo, hi;
-        bool dense;
-    };
     // A short context keeps its spans on the stack: no allocation per call.
     constexpr std::size_t on_stack = 256;
     std::array<key_span, on_stack> near;

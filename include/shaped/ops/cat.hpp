@@ -97,16 +97,14 @@ void join_rows(const std::array<const Value*, Parts>& src, const std::array<std:
         for (std::size_t p = 0; p < Parts; ++p) dst = std::copy_n(src[p] + o * inner[p], inner[p], dst);
 }
 
-template <std::size_t D, std::size_t I, class First, class Part>
-void check_part_axis(const First& first, const Part& part, std::size_t p) {
-    if constexpr (I != D && DynamicAxis<typename decltype(+hana::at_c<I>(tensor_parts<First>::axes))::type>)
-        check_meet<I, I>("cat<Dim>(tensors)", "tensors[0]", first.shape, "tensors[" + std::to_string(p) + "]",
-                         part.shape);
-}
-template <std::size_t D, class First, class Part, std::size_t... I>
-void check_part(const First& first, const Part& part, std::size_t p, std::index_sequence<I...>) {
-    (check_part_axis<D, I>(first, part, p), ...);
-}
+// The axes other than D, each with itself: where the parts must agree.
+template <std::size_t Rank, std::size_t D>
+inline constexpr auto all_but = [] {
+    axis_pairs<Rank - 1> p{};
+    for (std::size_t i = 0, k = 0; i < Rank; ++i)
+        if (i != D) p[k++] = {i, i};
+    return p;
+}();
 
 template <int Dim, class... Parts>
 auto cat_impl(const Parts&... parts) {
@@ -135,7 +133,9 @@ auto cat_impl(const Parts&... parts) {
                 // Every other axis: the same run-time extents in every part as in the first.
                 if constexpr (result_t::extents_type::rank_dynamic > 0) {
                     std::size_t p = 0;
-                    (check_part<d>(first, parts, p++, std::make_index_sequence<n>{}), ...);
+                    (check_meets<all_but<n, d>>("cat<Dim>(tensors)", "tensors[0]", first.shape,
+                                                "tensors[" + std::to_string(p++) + "]", parts.shape),
+                     ...);
                 }
                 const std::size_t joined_extent = (std::size_t{0} + ... + parts.shape[d]);
                 if constexpr (DynamicAxis<joined> && joined::bound < max_extent)
@@ -145,15 +145,16 @@ auto cat_impl(const Parts&... parts) {
                         cat_past_bound(axis_name<joined>(), dynamic_atom_bound_name<joined>(0), joined::bound,
                                        joined_extent, sum);
                     }
-                auto block = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
-                    if constexpr (J != d)
-                        return first.shape.template atoms_of<J>();
-                    else if constexpr (DynamicAxis<joined>)
-                        return std::array<std::size_t, 1>{joined_extent};
+                // The joined axis's extent (when it is a run-time axis) comes as a second operand.
+                const auto joined_shape = [&] {
+                    if constexpr (DynamicAxis<joined>)
+                        return extents<joined>(adopt_tag{}, {joined_extent});
                     else
-                        return no_atoms;
-                };
-                const auto e = make_extents<typename result_t::extents_type>(block(std::integral_constant<std::size_t, I>{})...);
+                        return extents<joined>{};
+                }();
+                const auto e = take_extents<typename result_t::extents_type,
+                                            std::array<axis_source, n>{axis_source{I == d ? 1 : 0, I == d ? 0 : I}...}>(
+                    first.shape, joined_shape);
                 std::size_t after = 1, outer = 1;
                 for (std::size_t i = 0; i < n; ++i) {
                     if (i > d) after *= e[i];

@@ -25,9 +25,7 @@ namespace detail {
 // Two tensors of the same axes: every run-time axis must have the same extents in both.
 template <class EA, class EB>
 void check_all_meet(std::string_view op, const EA& a, const EB& b) {
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-        (check_meet<I, I>(op, "a", a, "b", b), ...);
-    }(std::make_index_sequence<EA::rank>{});
+    check_meets<same_axes<EA::rank>>(op, "a", a, "b", b);
 }
 
 template <class... A, class... B>

@@ -140,15 +140,19 @@ auto slice(const basic_tensor<Value, Layout, Axes...>& x, N... lengths) {
             using result_t = typename detail::slice_result<Value, detail::axis_pack<Prefix...>, k,
                                                            std::make_index_sequence<n - k>, Axes...>::type;
             const auto prefix_extents = extents<Prefix...>::checked("slice<...>(x, n...)", lengths...);
-            const auto e = [&]<std::size_t... I, std::size_t... J>(std::index_sequence<I...>, std::index_sequence<J...>) {
-                // A run-time prefix of a run-time axis may not be longer than that axis is now.
-                ((DynamicAxis<detail::axis_at_t<I, Axes...>> && prefix_extents[I] > x.shape[I]
-                      ? detail::slice_too_long(axis_name<Prefix>(), prefix_extents[I], x.shape.text(), x.shape[I])
-                      : void()),
-                 ...);
-                return detail::make_extents<typename result_t::extents_type>(
-                    prefix_extents.template atoms_of<I>()..., x.shape.template atoms_of<k + J>()...);
-            }(std::make_index_sequence<k>{}, std::make_index_sequence<n - k>{});
+            // A run-time prefix of a run-time axis may not be longer than that axis is now.
+            if constexpr ((DynamicAxis<Axes> || ...)) {
+                constexpr std::array<bool, n> run_time{DynamicAxis<Axes>...};
+                for (std::size_t i = 0; i < k; ++i)
+                    if (run_time[i] && prefix_extents[i] > x.shape[i])
+                        detail::slice_too_long(prefix_extents.atom_name(extents<Prefix...>::atom_offsets[i]), prefix_extents[i], x.shape.text(), x.shape[i]);
+            }
+            static constexpr auto sources = [] {
+                std::array<detail::axis_source, n> s{};
+                for (std::size_t i = 0; i < n; ++i) s[i] = i < k ? detail::axis_source{0, i} : detail::axis_source{1, i};
+                return s;
+            }();
+            const auto e = detail::take_extents<typename result_t::extents_type, sources>(prefix_extents, x.shape);
             xt::xstrided_slice_vector sv;
             for (std::size_t i = 0; i < k; ++i) sv.push_back(xt::range(std::size_t{0}, e[i]));
             typename result_t::storage_type out = xt::strided_view(x.storage(), sv);
@@ -190,12 +194,8 @@ auto masked_fill(basic_tensor<Value, LX, X...> x, const basic_tensor<M, LM, MA..
     if constexpr (ok && keys_ok) {
         constexpr std::size_t n = sizeof...(X), nm = sizeof...(MA);
         // The same run-time axis in x and in the mask must have the same extents.
-        [&]<std::size_t... J>(std::index_sequence<J...>) {
-            ((std::is_same_v<detail::axis_at_t<J, MA...>, one>
-                  ? void()
-                  : detail::check_meet<n - nm + J, J>("masked_fill(x, mask, value)", "x", x.shape, "mask", mask.shape)),
-             ...);
-        }(std::make_index_sequence<nm>{});
+        detail::check_meets<detail::broadcast_plan<detail::axis_pack<X...>, detail::axis_pack<MA...>>::pairs>(
+            "masked_fill(x, mask, value)", "x", x.shape, "mask", mask.shape);
         // The mask's strides in x's index space: 0 along x's leading axes it lacks and along `one`.
         const auto extent = x.shape.sizes();
         const auto mask_stride = [&] {

@@ -125,25 +125,28 @@ struct matmul_result<Value, axis_pack<Batch...>, Row, Col> {
     using type = tensor<Value, Batch..., Row, Col>;
 };
 
-// The extents of `a @ b`: the batch axes from the longer side (each pair of run-time batch axes checked),
-// the rows from a, the columns from b, after checking the contracted run-time axis.
+// The extents of `a @ b`: the batch axes from the longer side, the rows from a, the columns from b, after
+// checking the contracted run-time axis and each pair of run-time batch axes.
 template <class Result, class EA, class EB>
 Result matmul_extents(std::string_view op, const EA& a, const EB& b) {
-    constexpr std::size_t na = EA::rank, nb = EB::rank, nbatch = Result::rank - 2;
-    check_meet<na - 1, nb - 2>(op, "a", a, "b", b);
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-        [[maybe_unused]] auto block = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
-            constexpr bool in_a = J >= nbatch - (na - 2), in_b = J >= nbatch - (nb - 2);
-            if constexpr (in_a && in_b) check_meet<J - (nbatch - (na - 2)), J - (nbatch - (nb - 2))>(op, "a", a, "b", b);
-            if constexpr (in_a)
-                return a.template atoms_of<J - (nbatch - (na - 2))>();
-            else
-                return b.template atoms_of<J - (nbatch - (nb - 2))>();
-        };
-        const std::tuple blocks{block(std::integral_constant<std::size_t, I>{})...,
-                                a.template atoms_of<na - 2>(), b.template atoms_of<nb - 1>()};
-        return std::apply([](const auto&... x) { return make_extents<Result>(x...); }, blocks);
-    }(std::make_index_sequence<nbatch>{});
+    static constexpr std::size_t na = EA::rank, nb = EB::rank, nbatch = Result::rank - 2;
+    static constexpr std::size_t shared = (na < nb ? na : nb) - 2;
+    static constexpr std::array<axis_source, Result::rank> sources = [] {
+        std::array<axis_source, Result::rank> s{};
+        for (std::size_t j = 0; j < nbatch; ++j)
+            s[j] = j >= nbatch - (na - 2) ? axis_source{0, j - (nbatch - (na - 2))} : axis_source{1, j - (nbatch - (nb - 2))};
+        s[nbatch] = {0, na - 2};
+        s[nbatch + 1] = {1, nb - 1};
+        return s;
+    }();
+    static constexpr axis_pairs<shared + 1> pairs = [] {
+        axis_pairs<shared + 1> p{};
+        p[0] = {na - 1, nb - 2};
+        for (std::size_t k = 0; k < shared; ++k) p[k + 1] = {na - 2 - shared + k, nb - 2 - shared + k};
+        return p;
+    }();
+    check_meets<pairs>(op, "a", a, "b", b);
+    return take_extents<Result, sources>(a, b);
 }
 
 // BLAS takes `int` extents (xtensor-blas's default build): an extent beyond that cannot be multiplied.
@@ -266,10 +269,10 @@ tensor<Value, B, T, H, D> matmul_merge_heads(const basic_tensor<Value, LW, B, H,
                       K::bound <= blas_max,
                   "shaped::matmul(a, b): an extent of the product exceeds what one BLAS call takes");
     using result_t = tensor<Value, B, T, H, D>;
-    check_meet<3, 2>("matmul(a, b)", "a", w.shape, "b", v.shape);
-    check_meet<0, 0>("matmul(a, b)", "a", w.shape, "b", v.shape);
-    const auto e = make_extents<typename result_t::extents_type>(w.shape.template atoms_of<0>(),
-                                                                  w.shape.template atoms_of<2>(), no_atoms, no_atoms);
+    check_meets<axis_pairs<2>{{{3, 2}, {0, 0}}}>("matmul(a, b)", "a", w.shape, "b", v.shape);
+    const auto e = take_extents<typename result_t::extents_type,
+                                std::array<axis_source, 4>{axis_source{0, 0}, axis_source{0, 2}, axis_source{},
+                                                           axis_source{}}>(w.shape);
     result_t out(e, uninitialized);
     const blas_operand<Value, 4> ow(w);
     const blas_operand<Value, 4> ov(v);

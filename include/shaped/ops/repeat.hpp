@@ -47,9 +47,12 @@ auto repeat_along(const basic_tensor<Value, Layout, Axes...>& x) {
         using merged_t = std::conditional_t<Interleave, merged<a, New>, merged<New, a>>;
         using result_t = typename replace_axis<Value, d, merged_t, std::make_index_sequence<n>, Axes...>::type;
         static_assert(StaticAxis<New>, "shaped::repeat<New, Dim>(x): the number of copies must be a static axis");
-        const auto e = [&]<std::size_t... I>(std::index_sequence<I...>) {
-            return make_extents<typename result_t::extents_type>(x.shape.template atoms_of<I>()...);
-        }(std::make_index_sequence<n>{});
+        static constexpr auto sources = [] {
+            std::array<axis_source, n> s{};
+            for (std::size_t i = 0; i < n; ++i) s[i] = {0, i};
+            return s;
+        }();
+        const auto e = take_extents<typename result_t::extents_type, sources>(x.shape);
         std::size_t inner = 1;
         for (std::size_t i = d + 1; i < n; ++i) inner *= x.shape[i];
         result_t out(e, uninitialized);

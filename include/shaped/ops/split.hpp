@@ -54,7 +54,8 @@ auto split(const basic_tensor<Value, Layout, Axes...>& x) {
             constexpr std::size_t parts = Chunk::divisor::extent;
             return [&]<std::size_t... I, std::size_t... P>(std::index_sequence<I...>, std::index_sequence<P...>) {
                 using part_t = tensor<Value, std::conditional_t<I == d, Chunk, detail::axis_at_t<I, Axes...>>...>;
-                const auto e = detail::make_extents<typename part_t::extents_type>(x.shape.template atoms_of<I>()...);
+                const auto e = detail::take_extents<typename part_t::extents_type,
+                                                    std::array<detail::axis_source, n>{detail::axis_source{0, I}...}>(x.shape);
                 // Elements from the split axis inwards, for one index of the axes before it.
                 std::size_t inner = 1;
                 for (std::size_t i = d; i < n; ++i) inner *= x.shape[i];

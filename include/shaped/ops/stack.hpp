@@ -36,15 +36,13 @@ struct stack_result<Value, D, New, Ref, std::index_sequence<I...>> {
 // The extents of a part with a static axis inserted at D (stack's New, unsqueeze's one).
 template <class Result, std::size_t D, class E>
 Result stacked_extents(const E& part) {
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-        auto block = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
-            if constexpr (J == D)
-                return no_atoms;
-            else
-                return part.template atoms_of<(J < D ? J : J - 1)>();
-        };
-        return make_extents<Result>(block(std::integral_constant<std::size_t, I>{})...);
-    }(std::make_index_sequence<Result::rank>{});
+    static constexpr auto sources = [] {
+        std::array<axis_source, Result::rank> s{};
+        for (std::size_t j = 0; j < Result::rank; ++j)
+            if (j != D) s[j] = {0, j < D ? j : j - 1};
+        return s;
+    }();
+    return take_extents<Result, sources>(part);
 }
 }  // namespace detail
 
@@ -71,11 +69,9 @@ auto stack(const std::array<Part, N>& parts) {
         // The parts have one type; their run-time extents must be the same too.
         for (std::size_t i = 1; i < N; ++i)
             if (!(parts[i].shape == parts[0].shape)) [[unlikely]]
-                [&]<std::size_t... I>(std::index_sequence<I...>) {
-                    (detail::check_meet<I, I>("stack<Dim, New>(tensors)", "tensors[0]", parts[0].shape,
-                                              "tensors[" + std::to_string(i) + "]", parts[i].shape),
-                     ...);
-                }(std::make_index_sequence<Part::rank>{});
+                detail::check_meets<detail::same_axes<Part::rank>>("stack<Dim, New>(tensors)", "tensors[0]",
+                                                                   parts[0].shape, "tensors[" + std::to_string(i) + "]",
+                                                                   parts[i].shape);
         const auto e = detail::stacked_extents<typename result_t::extents_type, d>(parts[0].shape);
         std::size_t inner = 1;
         for (std::size_t i = d; i < Part::rank; ++i) inner *= parts[0].shape[i];

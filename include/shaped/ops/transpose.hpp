@@ -24,7 +24,8 @@ template <class Value, std::size_t N, std::array<std::size_t, N> Perm, class Lay
 auto permuted(basic_tensor<Value, Layout, Axes...> x, std::index_sequence<K...>) {
     using result = strided_tensor<Value, axis_at_t<Perm[K], Axes...>...>;
     const std::array<std::size_t, N> from = x.stride();
-    const auto e = make_extents<typename result::extents_type>(x.shape.template atoms_of<Perm[K]>()...);
+    const auto e = take_extents<typename result::extents_type, std::array<axis_source, N>{axis_source{0, Perm[K]}...}>(
+        x.shape);
     return result(strided_tag{}, e, std::move(x).buffer(), std::array<std::size_t, N>{from[Perm[K]]...});
 }
 

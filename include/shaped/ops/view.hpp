@@ -189,9 +189,13 @@ auto rename(basic_tensor<Value, Layout, From...> x) {
     if constexpr (ok && !moves) {
         using result_t = basic_tensor<Value, Layout, To...>;
         const auto e = [&]<std::size_t... I>(std::index_sequence<I...>) {
-            const std::tuple blocks{detail::renamed_atoms<To, I>(x.shape)...};  // left to right
-            return std::apply([](const auto&... b) { return detail::make_extents<typename result_t::extents_type>(b...); },
-                              blocks);
+            if constexpr (result_t::is_static && extents<From...>::is_static) {
+                return typename result_t::extents_type{};
+            } else {
+                const std::tuple blocks{detail::renamed_atoms<To, I>(x.shape)...};  // left to right
+                return std::apply(
+                    [](const auto&... b) { return detail::make_extents<typename result_t::extents_type>(b...); }, blocks);
+            }
         }(std::make_index_sequence<sizeof...(To)>{});
         if constexpr (std::is_same_v<Layout, layout::contiguous>) {
             return result_t(detail::adopt_tag{}, e, std::move(x).storage());
