@@ -1,6 +1,6 @@
 // The book's attention modules against PyTorch 1.13 at larger sizes (tests/golden/book/modules/, made by
 // make_goldens.py from tests/golden/book/chapter3.py): eval and training mode, qkv_bias on and off.
-// Tolerance: 1e-5 (float32 sums over 64-wide products, ordered differently by OpenBLAS and PyTorch).
+// Tolerance: test::tolerance, 1e-5.
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -9,34 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "check.hpp"
-
-#ifndef SHAPED_GOLDEN_DIR
-#error "SHAPED_GOLDEN_DIR must name tests/golden (set by tests/meson.build)"
-#endif
+#include "module_goldens.hpp"
 
 namespace {
 
-constexpr double tolerance = 1e-5;
-
-// PyTorch prints 4 decimals: the printed forms must agree too, not only the numbers within tolerance.
-template <class A, class B>
-void check_printed_equal(const A& a, const B& b) {
-    std::ostringstream sa, sb;
-    sa << a;
-    sb << b;
-    CHECK(sa.str() == sb.str());
-}
-
-template <class T>
-T load(const std::string& name) {
-    std::ifstream in(std::string(SHAPED_GOLDEN_DIR) + "/book/modules/" + name, std::ios::binary);
-    REQUIRE_MESSAGE(in.good(), "cannot open golden ", name);
-    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::vector<float> values(bytes.size() / sizeof(float));
-    std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
-    return T::from_buffer(values);  // throws shaped::shape_error if the file has another size
-}
+using test::check_printed_equal;
+using test::load;
+using test::tolerance;
 
 struct d_in : shaped::axis<"d_in", 64> {};
 struct d_out : shaped::axis<"d_out", 48> {};
