@@ -192,8 +192,26 @@ constexpr bool divides() {
     else
         return true;
 }
+/// How a diagnostic prints one axis: `sized<d_out, 768>`, `run_time<num_tokens, 1024>` or `run_time<batch>`.
 template <class A>
-using sized_or_dynamic = diag::sized<A, StaticAxis<A> ? A::bound : 0>;
+struct describe {
+    using type = diag::sized<A, A::bound>;
+};
+template <DynamicAxis A>
+    requires(A::bound < max_extent)
+struct describe<A> {
+    using type = diag::run_time<A, A::bound>;
+};
+template <DynamicAxis A>
+    requires(A::bound >= max_extent)
+struct describe<A> {
+    using type = diag::run_time<A>;
+};
+// A quotient of a run-time axis does not compile; as the error's only consequence, it is a run-time axis.
+template <class Dividend, class Divisor>
+using quotient_extent =
+    std::conditional_t<StaticAxis<Dividend> && StaticAxis<Divisor>, static_extent<Dividend::bound / Divisor::bound>,
+                       one_run_time_extent<Dividend::bound / Divisor::bound>>;
 }  // namespace detail
 
 /// An axis declared as `Dividend / Divisor`, e.g. `head_dim = d_out / num_heads`.
@@ -206,16 +224,14 @@ using sized_or_dynamic = diag::sized<A, StaticAxis<A> ? A::bound : 0>;
 /// Source: `self.head_dim = d_out // num_heads` in the book's `MultiHeadAttention` (listing 3.5).
 /// Example: `struct head_dim : shaped::quotient<"head_dim", d_out, num_heads> {};`
 template <detail::fixed_string Name, Axis Dividend, Axis Divisor>
-struct quotient
-    : axis_tag,
-      detail::static_extent<(StaticAxis<Dividend> && StaticAxis<Divisor> ? Dividend::bound / Divisor::bound : 1)> {
-    static_assert(diag::expect<StaticAxis<Dividend> && StaticAxis<Divisor>, detail::sized_or_dynamic<Dividend>,
-                               detail::sized_or_dynamic<Divisor>>,
+struct quotient : axis_tag, detail::quotient_extent<Dividend, Divisor> {
+    static_assert(diag::expect<StaticAxis<Dividend> && StaticAxis<Divisor>, typename detail::describe<Dividend>::type,
+                               typename detail::describe<Divisor>::type>,
                   "shaped::quotient: a run-time axis cannot be divided (divisibility could only be checked at run "
                   "time); split a static axis, or keep the run-time axis whole");
     static_assert(
-        diag::expect<detail::divides<Dividend, Divisor>(), diag::dividend<detail::sized_or_dynamic<Dividend>>,
-                     diag::divisor<detail::sized_or_dynamic<Divisor>>>,
+        diag::expect<detail::divides<Dividend, Divisor>(), diag::dividend<typename detail::describe<Dividend>::type>,
+                     diag::divisor<typename detail::describe<Divisor>::type>>,
         "shaped::quotient: the dividend axis must be divisible by the divisor axis (d_out must be "
         "divisible by num_heads); choose num_heads among the divisors of d_out");
     static constexpr std::string_view name = Name.view();

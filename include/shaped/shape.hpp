@@ -61,22 +61,6 @@ constexpr bool same_shape(axis_pack<A...>, axis_pack<B...>) {
         return false;
 }
 
-/// How a diagnostic prints one axis: `sized<d_out, 768>`, `run_time<num_tokens, 1024>` or `run_time<batch>`.
-template <class A>
-struct describe {
-    using type = diag::sized<A, A::bound>;
-};
-template <DynamicAxis A>
-    requires(A::bound < max_extent)
-struct describe<A> {
-    using type = diag::run_time<A, A::bound>;
-};
-template <DynamicAxis A>
-    requires(A::bound >= max_extent)
-struct describe<A> {
-    using type = diag::run_time<A>;
-};
-
 /// `Role<sized<A, extent>...>`: the axes with their extents, for a diagnostic's context.
 template <template <class...> class Role, class... Axes>
 using described = Role<typename describe<Axes>::type...>;

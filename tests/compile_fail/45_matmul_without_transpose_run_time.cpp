@@ -1,0 +1,16 @@
+// q @ k without transposing k, with a run-time num_tokens that may be 2 == head_dim at run time.
+// expect-error: shaped::matmul(a, b): a's last axis and b's second-to-last axis must be the same axis
+// expect-context: lhs_last<shaped::diag::sized<head_dim, 2>
+// expect-context: rhs_second_to_last<shaped::diag::run_time<num_tokens, 6>
+#include "run_time_axes.hpp"
+
+int main() {
+    auto q = shaped::torch::rand<batch, num_heads, num_tokens, head_dim>(1, 2);
+    auto k = shaped::torch::rand<batch, num_heads, num_tokens, head_dim>(1, 2);
+    auto attn_scores = shaped::matmul(q, k.transpose<2, 3>());
+    (void)attn_scores;
+#ifdef SHAPE_BUG
+    auto bad = shaped::matmul(q, k);
+    (void)bad;
+#endif
+}
