@@ -62,6 +62,14 @@ struct extents_tables {
         return f;
     }();
     static constexpr std::array<std::size_t, rank_dynamic> bounds = product_bounds<Axes...>();
+    // The axis each run-time atom belongs to, and the product of every static factor.
+    static constexpr std::array<std::size_t, rank_dynamic> owner = [] {
+        std::array<std::size_t, rank_dynamic> o{};
+        for (std::size_t i = 0, k = 0; i < rank; ++i)
+            for (std::size_t t = 0; t < atoms[i]; ++t) o[k++] = i;
+        return o;
+    }();
+    static constexpr std::size_t static_numel = (std::size_t{1} * ... * Axes::static_factor);
     // Whether every tensor of these axes, at its bounds, has an element count that fits a signed index.
     static constexpr bool numel_fits_at_bounds = [] {
         std::size_t n = 1;
@@ -200,14 +208,16 @@ public:
     static constexpr std::size_t size() noexcept { return rank; }
     /// Every axis's extent, outermost first.
     constexpr std::array<std::size_t, rank> sizes() const noexcept {
-        std::array<std::size_t, rank> s{};
-        for (std::size_t i = 0; i < rank; ++i) s[i] = (*this)[i];
+        std::array<std::size_t, rank> s = tables::factor;
+        if constexpr (!is_static)
+            for (std::size_t k = 0; k < rank_dynamic; ++k) s[tables::owner[k]] *= dyn_[k];
         return s;
     }
     /// The number of elements, as `x.numel()`.
     constexpr std::size_t numel() const noexcept {
-        std::size_t n = 1;
-        for (std::size_t i = 0; i < rank; ++i) n *= (*this)[i];
+        std::size_t n = tables::static_numel;
+        if constexpr (!is_static)
+            for (std::size_t k = 0; k < rank_dynamic; ++k) n *= dyn_[k];
         return n;
     }
     /// The stored run-time extents.
@@ -273,12 +283,10 @@ private:
     }
     void check_numel(std::string_view op) const {
         if constexpr (!tables::numel_fits_at_bounds) {
-            std::size_t n = 1;
-            for (std::size_t i = 0; i < rank; ++i) {
-                const std::size_t e = (*this)[i];  // each factor is at most max_extent
-                if (n > max_extent / e) detail::too_many_elements(op, text());
-                n *= e;
-            }
+            std::size_t n = tables::static_numel;  // at most max_extent: static extents are checked so
+            for (std::size_t k = 0; k < rank_dynamic; ++k)
+                if (__builtin_mul_overflow(n, dyn_[k], &n) || n > max_extent) [[unlikely]]
+                    detail::too_many_elements(op, text());
         }
     }
 

@@ -125,6 +125,13 @@ public:
         detail::check_strided_buffer(shape.sizes(), strides_, data_.size());
     }
 
+    /// A strided tensor that an op has made over a buffer it checked (a permutation of a tensor's own
+    /// strides): not checked again.
+    basic_tensor(detail::adopt_tag, detail::strided_tag, const extents_type& e, storage_type buffer,
+                 const std::array<std::size_t, rank>& strides) noexcept
+        requires(!std::is_same_v<Layout, layout::contiguous>)
+        : shape(e), data_(std::move(buffer)), strides_(strides) {}
+
     /// Takes elements that an op has made in this shape (not checked).
     basic_tensor(detail::adopt_tag, const extents_type& e, storage_type values) noexcept
         : shape(e), data_(std::move(values)) {}

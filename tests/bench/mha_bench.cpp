@@ -30,6 +30,9 @@ struct config {
     struct num_heads : shaped::axis<"num_heads", H> {};
     using mha = shaped::nn::multi_head_attention<d_in, d_out, context_length, num_heads>;
     static_assert(DOut % H == 0, "a benchmark configuration's heads must divide d_out");
+    // The same sizes with batch and num_tokens known only at run time: one module type for every length.
+    struct run_time_batch : shaped::dynamic_axis<"batch"> {};
+    struct run_time_tokens : shaped::dynamic_axis<"num_tokens", shaped::at_most<context_length>> {};
 
     // Q, K, V and out_proj projections, scores and context: 2·(3·B·T·DIn·DOut + B·T·DOut² + 2·B·H·T²·hd).
     static constexpr double flops = 2.0 * (3.0 * B * T * DIn * DOut + 1.0 * B * T * DOut * DOut +
@@ -53,6 +56,23 @@ void shaped_view_form(benchmark::State& state) {
     for (auto _ : state) {
         auto y = mha(x);
         benchmark::DoNotOptimize(y.storage().data());
+    }
+    report(state, C::flops);
+}
+
+// The view/transpose form on run-time batch and num_tokens, bound to the configuration's sizes: what a
+// prompt whose length is known only at run time costs against the same sizes fixed at compile time.
+template <class C>
+void shaped_view_run_time(benchmark::State& state) {
+    set_threads(state);
+    shaped::torch::manual_seed(123);
+    typename C::mha mha(0.0);
+    mha.eval();
+    auto x = shaped::torch::rand<typename C::run_time_batch, typename C::run_time_tokens, typename C::d_in>(
+        C::batch::extent, C::num_tokens::extent);
+    for (auto _ : state) {
+        auto y = mha(x);
+        benchmark::DoNotOptimize(y.data());
     }
     report(state, C::flops);
 }
@@ -248,6 +268,8 @@ using gpt2_b8_t1024 = config<8, 1024, 768, 768, 12>;
 #define SHAPED_BENCH_ALL(NAME)                                                                            \
     BENCHMARK_TEMPLATE(shaped_view_form, NAME)->Name("shaped_view/" #NAME)->ArgName("threads")->Arg(1)->Arg(2) \
         ->Unit(benchmark::kMillisecond);                                                                  \
+    BENCHMARK_TEMPLATE(shaped_view_run_time, NAME)->Name("shaped_view_run_time/" #NAME)->ArgName("threads")    \
+        ->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);                                                  \
     BENCHMARK_TEMPLATE(shaped_loop_form, NAME)->Name("shaped_loop/" #NAME)->ArgName("threads")->Arg(1)->Arg(2) \
         ->Unit(benchmark::kMillisecond);                                                                  \
     BENCHMARK_TEMPLATE(hand_written, NAME)->Name("hand_written/" #NAME)->ArgName("threads")->Arg(1)->Arg(2)    \

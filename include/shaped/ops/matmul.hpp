@@ -96,7 +96,8 @@ struct blas_operand {
             layout = blas_layout(extent[N - 2], extent[N - 1], stride[N - 2], stride[N - 1]);
         }
     }
-    // Where the matrix of batch j (row-major over this operand's batch axes) starts.
+    // Where the matrix of batch j (row-major over this operand's batch axes) starts: for static extents
+    // the divisions are by constants; `batch_cursor` walks run-time ones without dividing.
     const Value* matrix(std::size_t j) const {
         std::size_t offset = 0;
         for (std::size_t q = N - 2; q-- > 0;) {
@@ -105,6 +106,28 @@ struct blas_operand {
         }
         return data + offset;
     }
+};
+
+// Walks the matrices of an operand's batch, row-major over its batch axes, by adding strides; past the
+// last it wraps around to the first, so that a shorter batch list broadcasts over the result's leading axes.
+template <class Value, std::size_t N>
+class batch_cursor {
+public:
+    explicit batch_cursor(const blas_operand<Value, N>& op) noexcept : op_(op) {}
+    const Value* matrix() const noexcept { return op_.data + offset_; }
+    void next() noexcept {
+        for (std::size_t q = N - 2; q-- > 0;) {
+            offset_ += op_.stride[q];
+            if (++index_[q] < op_.extent[q]) return;
+            offset_ -= op_.stride[q] * op_.extent[q];
+            index_[q] = 0;
+        }
+    }
+
+private:
+    const blas_operand<Value, N>& op_;
+    std::array<std::size_t, N - 2> index_{};
+    std::size_t offset_ = 0;
 };
 
 // The batch axes of the result: the longer of the two batch lists (the shorter broadcasts).
@@ -240,9 +263,17 @@ auto matmul(const basic_tensor<Value, LayoutA, A...>& a, const basic_tensor<Valu
                 const detail::blas_operand<ValueB, nb> ob(b);
                 Value* pc = out.data();
                 // The shorter batch list is a suffix of the result's, so its index is i modulo its size.
-                for (std::size_t i = 0; i < batches; ++i)
-                    detail::gemm(oa.matrix(i % a_batches), oa.layout, oa.stride[na - 2], ob.matrix(i % b_batches),
-                                 ob.layout, pc + i * m * n, m, n, k);
+                if constexpr (result_t::is_static) {
+                    for (std::size_t i = 0; i < batches; ++i)
+                        detail::gemm(oa.matrix(i % a_batches), oa.layout, oa.stride[na - 2], ob.matrix(i % b_batches),
+                                     ob.layout, pc + i * m * n, m, n, k);
+                } else {
+                    detail::batch_cursor<Value, na> ca(oa);
+                    detail::batch_cursor<ValueB, nb> cb(ob);
+                    for (std::size_t i = 0; i < batches; ++i, ca.next(), cb.next())
+                        detail::gemm(ca.matrix(), oa.layout, oa.stride[na - 2], cb.matrix(), ob.layout, pc + i * m * n,
+                                     m, n, k);
+                }
                 return out;
             } else {
                 return diag::failed_shape_check{};
@@ -279,9 +310,17 @@ tensor<Value, B, T, H, D> matmul_merge_heads(const basic_tensor<Value, LW, B, H,
     const std::size_t batches = w.shape[0], t = w.shape[2], k = w.shape[3];
     constexpr std::size_t heads = H::extent, ldc = H::extent * D::extent;
     Value* pc = out.data();
-    for (std::size_t i = 0; i < batches * heads; ++i)  // i = batch · heads + head
-        gemm(ow.matrix(i), ow.layout, ow.stride[2], ov.matrix(i), ov.layout,
-             pc + (i / heads) * t * ldc + (i % heads) * D::extent, t, D::extent, k, ldc);
+    if constexpr (result_t::is_static) {
+        for (std::size_t i = 0; i < batches * heads; ++i)  // i = batch · heads + head
+            gemm(ow.matrix(i), ow.layout, ow.stride[2], ov.matrix(i), ov.layout,
+                 pc + (i / heads) * t * ldc + (i % heads) * D::extent, t, D::extent, k, ldc);
+    } else {
+        batch_cursor<Value, 4> cw(ow), cv(ov);
+        for (std::size_t b = 0; b < batches; ++b)
+            for (std::size_t h = 0; h < heads; ++h, cw.next(), cv.next())
+                gemm(cw.matrix(), ow.layout, ow.stride[2], cv.matrix(), ov.layout, pc + b * t * ldc + h * D::extent, t,
+                     D::extent, k, ldc);
+    }
     return out;
 }
 

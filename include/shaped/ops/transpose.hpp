@@ -26,7 +26,7 @@ auto permuted(basic_tensor<Value, Layout, Axes...> x, std::index_sequence<K...>)
     const std::array<std::size_t, N> from = x.stride();
     const auto e = take_extents<typename result::extents_type, std::array<axis_source, N>{axis_source{0, Perm[K]}...}>(
         x.shape);
-    return result(strided_tag{}, e, std::move(x).buffer(), std::array<std::size_t, N>{from[Perm[K]]...});
+    return result(adopt_tag{}, strided_tag{}, e, std::move(x).buffer(), std::array<std::size_t, N>{from[Perm[K]]...});
 }
 
 template <std::size_t N, std::array<int, N> Dims>

@@ -201,7 +201,7 @@ auto rename(basic_tensor<Value, Layout, From...> x) {
             return result_t(detail::adopt_tag{}, e, std::move(x).storage());
         } else {  // strided: the same buffer and strides under the new names
             const auto strides = x.stride();
-            return result_t(detail::strided_tag{}, e, std::move(x).buffer(), strides);
+            return result_t(detail::adopt_tag{}, detail::strided_tag{}, e, std::move(x).buffer(), strides);
         }
     } else {
         return diag::failed_shape_check{};
