@@ -16,11 +16,14 @@ namespace shaped::nn {
 
 /// Causal self-attention: each token attends to itself and the tokens before it.
 ///
-/// Shapes: the call maps `(batch, num_tokens, DIn)` to `(batch, num_tokens, DOut)`, `num_tokens` at most
-/// `ContextLength`; the mask buffer is `(ContextLength, ContextLength)`; scores and weights are
-/// `(batch, num_tokens, key<num_tokens>)`. Element type: float.
-/// Errors: compile time, an input that is not 3-d, whose last axis is not `DIn`, or with more tokens than
-/// `ContextLength` (named by `slice`). Thrown: `std::invalid_argument` for a dropout outside [0, 1].
+/// Shapes: the call maps `(batch, num_tokens, DIn)` to `(batch, num_tokens, DOut)`; `batch` and
+/// `num_tokens` may be static or run-time axes (one compiled module serves every length), and `num_tokens`
+/// must be declared within `ContextLength` (`at_most<ContextLength>`); the mask buffer is
+/// `(ContextLength, ContextLength)`; scores and weights are `(batch, num_tokens, key<num_tokens>)`.
+/// Element type: float.
+/// Errors: compile time, a run-time `DIn`, `DOut` or `ContextLength`; an input that is not 3-d, whose last
+/// axis is not `DIn`, whose token axis may be longer than `ContextLength` or is not declared within it, or
+/// that is sequence-first. Thrown: `std::invalid_argument` for a dropout outside [0, 1].
 /// Source: the book's `CausalAttention` (listing 3.3): W_query, W_key, W_value (`qkv_bias`), then the
 /// dropout, then `mask = triu(ones(context_length, context_length), diagonal=1)`; forward masks with
 /// `-inf`, scales by `1/sqrt(keys.shape[-1])`, softmax over the keys, dropout on the weights.
@@ -28,6 +31,11 @@ namespace shaped::nn {
 /// Example: `torch::manual_seed(123); shaped::nn::causal_attention<d_in, d_out, context_length> ca(0.0);`
 template <Axis DIn, Axis DOut, Axis ContextLength>
 class causal_attention {
+    static_assert(StaticAxis<DIn> && StaticAxis<DOut> && StaticAxis<ContextLength>,
+                  "shaped::nn::causal_attention: d_in, d_out and context_length must be static axes (the weights' and "
+                  "the mask's shapes are fixed when the module is built); only batch and num_tokens may be known "
+                  "at run time");
+
 public:
     using d_in = DIn;
     using d_out = DOut;

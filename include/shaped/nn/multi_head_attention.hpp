@@ -16,12 +16,15 @@ namespace shaped::nn {
 
 /// Multi-head causal self-attention with one projection per role, split into heads by `view`.
 ///
-/// Shapes: the call maps `(batch, num_tokens, DIn)` to `(batch, num_tokens, DOut)`, `num_tokens` at most
-/// `ContextLength`. Inside: `head_dim = DOut / NumHeads` (the nested axis `head_dim`), queries, keys and
+/// Shapes: the call maps `(batch, num_tokens, DIn)` to `(batch, num_tokens, DOut)`; `batch` and
+/// `num_tokens` may be static or run-time axes (one compiled module serves every length), and `num_tokens`
+/// must be declared within `ContextLength` (`at_most<ContextLength>`). Inside: `head_dim = DOut / NumHeads` (the nested axis `head_dim`), queries, keys and
 /// values are `(batch, NumHeads, num_tokens, head_dim)` (keys and values on `key<num_tokens>`), scores and
 /// weights `(batch, NumHeads, num_tokens, key<num_tokens>)`. Element type: float.
-/// Errors: compile time, `DOut` not divisible by `NumHeads` (the book's `assert d_out % num_heads == 0`),
-/// an input that is not 3-d, whose last axis is not `DIn`, or longer than `ContextLength`.
+/// Errors: compile time, a run-time `DIn`, `DOut`, `ContextLength` or `NumHeads`; `DOut` not divisible by
+/// `NumHeads` (the book's `assert d_out % num_heads == 0`); an input that is not 3-d, whose last axis is not
+/// `DIn`, whose token axis may be longer than `ContextLength` or is not declared within it, or that is
+/// sequence-first.
 /// Thrown: `std::invalid_argument` for a dropout outside [0, 1].
 /// Source: the book's `MultiHeadAttention` (listing 3.5): W_query, W_key, W_value (`qkv_bias`), out_proj
 /// (`DOut → DOut`, with bias), dropout, causal mask; forward `view(b, num_tokens, num_heads, head_dim)`,
@@ -35,6 +38,10 @@ namespace shaped::nn {
 /// num_heads> mha(0.0);`
 template <Axis DIn, Axis DOut, Axis ContextLength, Axis NumHeads>
 class multi_head_attention {
+    static_assert(StaticAxis<DIn> && StaticAxis<DOut> && StaticAxis<ContextLength> && StaticAxis<NumHeads>,
+                  "shaped::nn::multi_head_attention: d_in, d_out, context_length and num_heads must be static axes "
+                  "(the weights' and the mask's shapes are fixed when the module is built); only batch and num_tokens "
+                  "may be known at run time");
     static_assert(diag::expect<DOut::extent % NumHeads::extent == 0, diag::dividend<diag::sized<DOut, DOut::extent>>,
                                diag::divisor<diag::sized<NumHeads, NumHeads::extent>>>,
                   "shaped::nn::multi_head_attention: d_out must be divisible by num_heads");

@@ -29,6 +29,11 @@ namespace shaped::nn {
 /// num_heads> mha(0.0);`
 template <Axis DIn, Axis HeadOut, Axis ContextLength, Axis NumHeads>
 class multi_head_attention_wrapper {
+    static_assert(StaticAxis<DIn> && StaticAxis<HeadOut> && StaticAxis<ContextLength> && StaticAxis<NumHeads>,
+                  "shaped::nn::multi_head_attention_wrapper: d_in, the heads' d_out, context_length and num_heads must be static axes (the weights' and "
+                  "the mask's shapes are fixed when the module is built); only batch and num_tokens may be known "
+                  "at run time");
+
 public:
     using head_type = causal_attention<DIn, HeadOut, ContextLength>;
     std::array<head_type, NumHeads::extent> heads;
