@@ -24,46 +24,8 @@ namespace torch = shaped::torch;
 #include <string_view>
 #include <type_traits>
 
-// What the program checks, and how: std::cout goes to a buffer; `printed(region)` takes what was printed
-// since the last call, echoes it to the real standard output and compares it with the region's text.
-namespace check {
+#include "tutorial_check.hpp"
 
-int failures = 0;
-std::ostringstream captured;
-std::streambuf* real_cout = nullptr;
-
-void that(bool ok, std::string_view what) {
-    if (!ok) {
-        ++failures;
-        std::cerr << "check failed: " << what << "\n";
-    }
-}
-
-// The lines of `region` between its first and its last line (the two `// [name]` marker lines).
-std::string inside(std::string_view region) {
-    const auto first = region.find('\n', region.find("// ["));
-    const auto last = region.rfind("// [");
-    return std::string(region.substr(first + 1, last - first - 1));
-}
-
-void printed(std::string_view region) {
-    const std::string got = captured.str();
-    captured.str("");
-    std::ostream real(real_cout);
-    real << got << std::flush;
-    const std::string want = inside(region);
-    if (got != want) {
-        ++failures;
-        std::cerr << "printed text differs from PyTorch's:\n--- PyTorch\n" << want << "--- shaped\n" << got << "---\n";
-    }
-}
-
-void section(std::string_view title) {
-    std::ostream real(real_cout);
-    real << "\n== " << title << " ==\n";
-}
-
-}  // namespace check
 
 // ---------------------------------------------------------------------------------------------------
 // The book's running example (chapter 3): six tokens of three dimensions, and its MultiHeadAttention.

@@ -8,7 +8,7 @@ In the Markdown files given (README.md, docs/*.md):
   <!-- error: tests/compile_fail/06_matmul_without_transpose.cpp -->   followed by a ``` block: the block
       must contain that case's `// expect-error:` text, which the compile-fail test asserts.
 With --all-cases DOC, every compile-fail case (but the runner's sanity cases) must be shown in DOC.
-Usage: check_docs.py ROOT [--all-cases docs/07-reading-errors.md] FILE.md ...
+Usage: check_docs.py ROOT [--all-cases docs/08-reading-errors.md] FILE.md ...
 """
 import pathlib
 import re

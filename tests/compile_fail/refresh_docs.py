@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Refreshes the compiler output shown in docs/07-reading-errors.md from the compile-fail cases.
+"""Refreshes the compiler output shown in docs/08-reading-errors.md from the compile-fail cases.
 
 Each `<!-- error: tests/compile_fail/CASE.cpp -->` block that follows a "g++ 12:" or "clang++ 14:" line is
 replaced by what that compiler prints for the case with -DSHAPE_BUG, trimmed to the lines a reader needs:
@@ -12,7 +12,7 @@ import re
 import subprocess
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-DOC = ROOT / "docs" / "07-reading-errors.md"
+DOC = ROOT / "docs" / "08-reading-errors.md"
 
 
 def trimmed(case, compiler):
