@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Refreshes the compiler output shown in docs/08-reading-errors.md from the compile-fail cases.
+"""Refreshes the compiler output shown in the docs (docs/*.md) from the compile-fail cases.
 
 Each `<!-- error: tests/compile_fail/CASE.cpp -->` block that follows a "g++ 12:" or "clang++ 14:" line is
 replaced by what that compiler prints for the case with -DSHAPE_BUG, trimmed to the lines a reader needs:
@@ -12,7 +12,6 @@ import re
 import subprocess
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-DOC = ROOT / "docs" / "08-reading-errors.md"
 
 
 def trimmed(case, compiler):
@@ -33,8 +32,8 @@ def trimmed(case, compiler):
     return "\n".join(keep) + "\n"
 
 
-def main():
-    text = DOC.read_text()
+def refresh_doc(doc):
+    text = doc.read_text()
     pattern = re.compile(r"(?P<who>g\+\+ 12|clang\+\+ 14):\n\n<!-- error: tests/compile_fail/(?P<case>[^ ]+?)\.cpp -->\n```text\n.*?```",
                          re.S)
 
@@ -44,8 +43,14 @@ def main():
         return f"{m.group('who')}:\n\n<!-- error: tests/compile_fail/{case}.cpp -->\n```text\n{trimmed(case, compiler)}```"
 
     new, count = pattern.subn(refresh, text)
-    DOC.write_text(new)
-    print(f"refreshed {count} blocks in {DOC.relative_to(ROOT)}")
+    if count:
+        doc.write_text(new)
+        print(f"refreshed {count} blocks in {doc.relative_to(ROOT)}")
+
+
+def main():
+    for doc in sorted((ROOT / "docs").glob("*.md")):
+        refresh_doc(doc)
 
 
 if __name__ == "__main__":
