@@ -465,37 +465,35 @@ constexpr bool prefix_of() {
     }
 }
 
-/// The name of run-time atom `k` of `A` (its own name, or for a merged axis the factor's), for messages.
-template <Axis A>
-std::string dynamic_atom_name(std::size_t k) {
+/// What `leaf` says of the atomic axis that holds run-time atom `k` of `A` (`A` itself, or for a merged
+/// axis the factor that holds it): for messages, off the hot path.
+template <Axis A, class Leaf>
+std::string at_dynamic_atom(std::size_t k, Leaf leaf) {
     if constexpr (has_factors<A>) {
         std::string r;
         std::size_t base = 0;
         hana::for_each(A::factors, [&](auto f) {
             using F = typename decltype(f)::type;
-            if (k >= base && k < base + F::dynamic_atoms) r = dynamic_atom_name<F>(k - base);
+            if (k >= base && k < base + F::dynamic_atoms) r = at_dynamic_atom<F>(k - base, leaf);
             base += F::dynamic_atoms;
         });
         return r;
     } else {
-        return axis_name<A>();
+        return leaf(hana::type_c<A>);
     }
 }
 
-/// The name of the axis a run-time atom is declared within (`context_length`), or "" when unbounded.
+/// The name of run-time atom `k` of `A`, for messages.
 template <Axis A>
-std::string dynamic_atom_bound_name(std::size_t k) {
-    if constexpr (has_factors<A>) {
-        std::string r;
-        std::size_t base = 0;
-        hana::for_each(A::factors, [&](auto f) {
-            using F = typename decltype(f)::type;
-            if (k >= base && k < base + F::dynamic_atoms) r = dynamic_atom_bound_name<F>(k - base);
-            base += F::dynamic_atoms;
-        });
-        return r;
-    } else if constexpr (is_key<A>) {
-        return dynamic_atom_bound_name<typename A::query>(0);
+std::string dynamic_atom_name(std::size_t k) {
+    return at_dynamic_atom<A>(k, [](auto t) { return axis_name<typename decltype(t)::type>(); });
+}
+
+// The axis an atomic run-time axis is declared within, or "" when it has no bound.
+template <class A>
+std::string bound_name() {
+    if constexpr (is_key<A>) {
+        return bound_name<typename A::query>();
     } else if constexpr (requires { typename A::within; }) {
         if constexpr (std::is_void_v<typename A::within>)
             return "";
@@ -504,6 +502,12 @@ std::string dynamic_atom_bound_name(std::size_t k) {
     } else {
         return "";
     }
+}
+
+/// The name of the axis run-time atom `k` of `A` is declared within (`context_length`), or "" when unbounded.
+template <Axis A>
+std::string dynamic_atom_bound_name(std::size_t k) {
+    return at_dynamic_atom<A>(k, [](auto t) { return bound_name<typename decltype(t)::type>(); });
 }
 }  // namespace detail
 

@@ -90,20 +90,21 @@ constexpr std::pair<std::size_t, std::size_t> atom_owner(std::size_t k) {
     return {i, k - t::first[i]};
 }
 
-// Run-time name lookups for messages (cold paths only).
-template <class... Axes>
-std::string atom_name_in(std::size_t axis, std::size_t k) {
+// Run-time name lookups for messages (cold paths only): `name(hana::type_c<A>)` of axis number `axis`.
+template <class... Axes, class Name>
+std::string of_axis(std::size_t axis, Name name) {
     std::string r;
     std::size_t i = 0;
-    ((i++ == axis ? (void)(r = dynamic_atom_name<Axes>(k)) : void()), ...);
+    ((i++ == axis ? (void)(r = name(hana::type_c<Axes>)) : void()), ...);
     return r;
 }
 template <class... Axes>
+std::string atom_name_in(std::size_t axis, std::size_t k) {
+    return of_axis<Axes...>(axis, [k](auto t) { return dynamic_atom_name<typename decltype(t)::type>(k); });
+}
+template <class... Axes>
 std::string atom_bound_name_in(std::size_t axis, std::size_t k) {
-    std::string r;
-    std::size_t i = 0;
-    ((i++ == axis ? (void)(r = dynamic_atom_bound_name<Axes>(k)) : void()), ...);
-    return r;
+    return of_axis<Axes...>(axis, [k](auto t) { return dynamic_atom_bound_name<typename decltype(t)::type>(k); });
 }
 
 [[noreturn, gnu::noinline, gnu::cold]] inline void bad_extent(std::string_view op, const std::string& atom,

@@ -369,9 +369,7 @@ private:
     template <class I>
     void check_index(std::size_t d, I i) const {
         if (std::cmp_less(i, 0) || std::cmp_greater_equal(i, shape[d])) [[unlikely]] {
-            std::string name;
-            std::size_t k = 0;
-            ((k++ == d ? (void)(name = axis_name<Axes>()) : void()), ...);
+            const std::string name = detail::of_axis<Axes...>(d, [](auto t) { return axis_name<typename decltype(t)::type>(); });
             detail::index_out_of_range(std::to_string(i), name, d, shape[d]);
         }
     }

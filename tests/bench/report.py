@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Measures what shaped costs and writes docs/performance.md and docs/performance.png.
 
-Usage (after the README's build): python3 tests/bench/report.py build
+Usage (after the README's build): python3 tests/bench/report.py build [--before REV]
 It runs, in one go on this machine:
   1. the run-time benchmarks (build/tests/bench/mha_bench, and libtorch_bench when built): time per
      forward pass, GFLOP/s, ratios in the same run;
   2. peak memory of one forward pass at GPT-2 small, batch 8, 1024 tokens;
   3. compile wall time and compiler peak memory for every example and unit-test file, with g++ and
      clang++ at -O2, against plain xtensor twins (tests/bench/plain/) where there is one;
-  4. the length of the diagnostics of every compile-fail case.
+  4. the length of the diagnostics of every compile-fail case;
+  5. with --before REV: the compile time of every example and unit-test file at REV (checked out into a
+     temporary folder) and now, in turns, medians of three rounds: what a change costs its users.
 Figures are printed, never asserted: the machine is shared, so compare the ratios of one run.
 """
 import json
@@ -105,6 +107,32 @@ def compile_times():
     return rows
 
 
+def compile_before_after(rev):
+    """(unit, compiler, before wall, after wall, before MB, after MB) for every unit present at both."""
+    import tempfile
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        before = pathlib.Path(tmp)
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(before)], input=archive, check=True)
+        units = sorted(str(p.relative_to(ROOT)) for p in list((ROOT / "examples").rglob("*.cpp"))
+                       + list((ROOT / "tests" / "unit").glob("*.cpp")))
+        for unit in (u for u in units if (before / u).exists()):
+            for cxx in ["g++", "clang++"]:
+                samples = {"before": [], "after": []}
+                for r in range(ROUNDS):
+                    for side in (["before", "after"] if r % 2 == 0 else ["after", "before"]):
+                        root = before if side == "before" else ROOT
+                        cmd = [cxx, "-std=c++20", "-O2", f"-I{root}/include", f"-I{root}/tests", "-c", "-o", "/dev/null",
+                               f'-DSHAPED_GOLDEN_DIR="{root}/tests/golden"', str(root / unit)]
+                        wall, rss, _, _ = run_measured(cmd, cwd=root)
+                        samples[side].append((wall, rss))
+                med = lambda xs: sorted(xs)[len(xs) // 2]
+                rows.append((unit, cxx, med([w for w, _ in samples["before"]]), med([w for w, _ in samples["after"]]),
+                             med([m for _, m in samples["before"]]), med([m for _, m in samples["after"]])))
+    return rows
+
+
 def diagnostics():
     rows = []
     for case in sorted((ROOT / "tests" / "compile_fail").glob("[0-9]*.cpp")):
@@ -146,13 +174,20 @@ plot """ + ", ".join(f"'{data if i == 0 else ''}' using 1:{i + 2} with linespoin
 
 
 def main():
-    build = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build").resolve()
+    args = sys.argv[1:]
+    before_rev = None
+    if "--before" in args:
+        i = args.index("--before")
+        before_rev = args[i + 1]
+        del args[i:i + 2]
+    build = pathlib.Path(args[0] if args else "build").resolve()
     results = benchmarks(build)
     gpt2 = [c for c in CONFIGS if c.startswith("gpt2")]
     no_trim = benchmarks(build, gpt2, "shaped_view|shaped_loop|hand_written|libtorch", "1",
                          dict(os.environ, GLIBC_TUNABLES=NO_TRIM))
     memory = peak_memory(build)
     compiles = compile_times()
+    before_after = compile_before_after(before_rev) if before_rev else []
     diags = diagnostics()
     png_ok = plot(results, ROOT / "docs" / "performance.png")
 
@@ -209,6 +244,25 @@ def main():
            "At the seed's and the book's sizes a forward pass takes one to two microseconds, and shaped's fixed "
            "cost per call shows: perf puts about 14% of a seed-size pass in constructing and moving the xtensor "
            "containers that carry each intermediate's shape and strides from op to op."]
+    md += ["", "## Run-time extents", "",
+           "The view form with `batch` and `num_tokens` known only at run time (`shaped::dynamic_axis`), bound "
+           "to the same sizes, against the same sizes fixed at compile time, in the same run: what a prompt "
+           "whose length is known only when the program runs costs. Target: within 3%.", "",
+           "| config | threads | static (ms) | run-time (ms) | run-time/static |", "|---|---|---|---|---|"]
+    run_time_ratios = []
+    for c in CONFIGS:
+        for t in (1, 2):
+            sv, rv = get("shaped_view", c, t), get("shaped_view_run_time", c, t)
+            r = ratio(rv, sv)
+            if r is not None:
+                run_time_ratios.append((c, r))
+            md.append(f"| {c} | {t} | {ms(sv)} | {ms(rv)} | {fmt(r, 3)} |")
+    for label, pick in [("seed and book sizes", lambda c: not c.startswith("gpt2")),
+                        ("GPT-2 small", lambda c: c.startswith("gpt2"))]:
+        rs = [r for c, r in run_time_ratios if pick(c)]
+        if rs:
+            md.append(f"\nrun-time/static at the {label}: {min(rs):.3f}–{max(rs):.3f}, median "
+                      f"{sorted(rs)[len(rs) // 2]:.3f}.")
     md += ["", "### With glibc's malloc keeping freed memory", "",
            "glibc's malloc hands a large free heap top back to the kernel; at some sizes that happens after "
            "every forward pass, for shaped, the hand-written code and LibTorch alike, and the next pass faults "
@@ -234,6 +288,16 @@ def main():
            "| translation unit | compiler | wall (s) | peak (MB) | plain twin wall (s) | ratio |", "|---|---|---|---|---|---|"]
     for unit, cxx, wall, rss, tw, trss, rc in compiles:
         md.append(f"| {unit} | {cxx} | {wall:.1f} | {rss:.0f} | {fmt(tw, 1)} | {fmt(wall / tw if tw else None, 2)} |")
+    if before_after:
+        md += ["", f"### Before and after `{before_rev}`", "",
+               f"Each translation unit as it was at `{before_rev}`, with that revision's headers, and as it is now, "
+               f"compiled in turns, medians of {ROUNDS} rounds (-O2).", "",
+               "| translation unit | compiler | before (s) | now (s) | now/before | before (MB) | now (MB) |",
+               "|---|---|---|---|---|---|---|"]
+        for unit, cxx, bw, aw, bm, am in before_after:
+            md.append(f"| {unit} | {cxx} | {bw:.1f} | {aw:.1f} | {aw / bw:.2f} | {bm:.0f} | {am:.0f} |")
+        worst = max(before_after, key=lambda r: r[3] / r[2])
+        md.append(f"\nSlowest against before: {worst[0]} with {worst[1]}, {worst[3] / worst[2]:.2f}.")
     md += ["", "## Diagnostic length", "", "Lines each compiler prints for each compile-fail case, and the line on "
            "which shaped's message first appears.", "", "| case | g++ lines | g++ first | clang++ lines | clang++ first |",
            "|---|---|---|---|---|"]
