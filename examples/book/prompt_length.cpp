@@ -25,7 +25,8 @@ struct num_heads : shaped::axis<"num_heads", 12> {};
 
 int main(int argc, char** argv) {
     long long n = 0;
-    if (argc != 2 || std::from_chars(argv[1], argv[1] + std::strlen(argv[1]), n).ec != std::errc{}) {
+    const char* end = argc == 2 ? argv[1] + std::strlen(argv[1]) : nullptr;
+    if (argc != 2 || std::from_chars(argv[1], end, n).ptr != end || end == argv[1]) {  // the whole argument
         std::cerr << "usage: book_prompt_length N   (the number of tokens, 1 to " << context_length::extent << ")\n";
         return 2;
     }

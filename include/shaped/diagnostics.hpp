@@ -92,7 +92,9 @@ struct failed_shape_check {
     template <auto> failed_shape_check softmax() const { return {}; }
     template <class> failed_shape_check softmax() const { return {}; }
     template <class M, class V> failed_shape_check masked_fill(const M&, const V&) const { return {}; }
-    template <class...> failed_shape_check slice() const { return {}; }
+    template <class... P, class... N> failed_shape_check slice(N...) const { return {}; }
+    std::size_t numel() const { return 0; }
+    const float* data() const { return nullptr; }
     template <auto> failed_shape_check unsqueeze() const { return {}; }
     template <class, auto> failed_shape_check repeat() const { return {}; }
     template <class, auto> failed_shape_check repeat_interleave() const { return {}; }

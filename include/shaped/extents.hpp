@@ -13,10 +13,12 @@
 
 #include <array>
 #include <boost/hana/at.hpp>
+#include <boost/hana/for_each.hpp>
 #include <boost/hana/tuple.hpp>
 #include <concepts>
 #include <cstddef>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -115,6 +117,11 @@ std::string atom_bound_name_in(std::size_t axis, std::size_t k) {
     throw shape_error(std::string(op), expected, atom + " = " + got);
 }
 
+[[noreturn, gnu::noinline, gnu::cold]] inline void dimension_out_of_range(std::ptrdiff_t d, std::size_t rank) {
+    throw std::out_of_range("shaped::extents: dimension " + std::to_string(d) + " is out of range for " +
+                            std::to_string(rank) + " axes (PyTorch: IndexError: tuple index out of range)");
+}
+
 [[noreturn, gnu::noinline, gnu::cold]] inline void too_many_elements(std::string_view op, const std::string& shape) {
     throw shape_error(std::string(op), "at most " + std::to_string(max_extent) + " elements", shape);
 }
@@ -185,8 +192,8 @@ public:
         }
     }
 
-    /// Extent of axis `i`.
-    constexpr std::size_t operator[](std::size_t i) const noexcept {
+    /// Extent of axis `i`, `0 <= i < rank` (not checked).
+    constexpr std::size_t extent(std::size_t i) const noexcept {
         if constexpr (is_static) {
             return tables::factor[i];
         } else {
@@ -195,10 +202,17 @@ public:
             return e;
         }
     }
+    /// Extent of dimension `d`, negative counting from the end as in PyTorch (`x.shape[-1]`). Throws
+    /// `std::out_of_range` outside `[-rank, rank - 1]` (Python's "tuple index out of range").
+    constexpr std::size_t operator[](std::ptrdiff_t d) const {
+        const std::ptrdiff_t r = static_cast<std::ptrdiff_t>(rank);
+        if (d < -r || d >= r) detail::dimension_out_of_range(d, rank);
+        return extent(static_cast<std::size_t>(d < 0 ? d + r : d));
+    }
     /// Extent of axis `I` (structured bindings: `auto [b, t, d] = x.shape;`).
     template <std::size_t I>
     constexpr std::size_t get() const noexcept {
-        return (*this)[I];
+        return extent(I);
     }
     /// Axis `i`'s extent when it is static, `dynamic_extent` when it is known only at run time (as
     /// `std::extents::static_extent`).
@@ -253,7 +267,7 @@ public:
     std::string text() const {
         std::string s = "(";
         std::size_t i = 0;
-        ((s += (i ? ", " : "") + axis_name<Axes>() + "=" + std::to_string((*this)[i]), ++i), ...);
+        ((s += (i ? ", " : "") + axis_name<Axes>() + "=" + axis_text<Axes>(i), ++i), ...);
         return s + ")";
     }
 
@@ -262,11 +276,29 @@ public:
     /// Prints as PyTorch prints `x.shape`: `torch.Size([2, 7, 768])`.
     friend std::ostream& operator<<(std::ostream& os, const extents& e) {
         os << "torch.Size([";
-        for (std::size_t i = 0; i < rank; ++i) os << (i ? ", " : "") << e[i];
+        for (std::size_t i = 0; i < rank; ++i) os << (i ? ", " : "") << e.extent(i);
         return os << "])";
     }
 
 private:
+    // Axis i's extent as text; an axis with several run-time factors also shows each: `12 (2*6)`.
+    template <class A>
+    std::string axis_text(std::size_t i) const {
+        std::string t = std::to_string(extent(i));
+        if constexpr (A::dynamic_atoms > 1) {
+            std::string factors;
+            std::size_t k = tables::first[i];
+            hana::for_each(A::factors, [&](auto f) {
+                using F = typename decltype(f)::type;
+                std::size_t e = F::static_factor;
+                for (std::size_t j = 0; j < F::dynamic_atoms; ++j) e *= dyn_[k++];
+                factors += (factors.empty() ? "" : "*") + std::to_string(e);
+            });
+            t += " (" + factors + ")";
+        }
+        return t;
+    }
+
     // Only a tensor reassigns its extents (with its elements): `x.shape = ...` does not compile.
     template <class, class, Axis...>
     friend class basic_tensor;

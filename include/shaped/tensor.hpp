@@ -66,7 +66,10 @@ struct nested_list<Value, Rank, Rank> {
 /// Errors: compile time, conversions between different axes (a static axis and a run-time one are
 /// different axes) or from strided to contiguous, and every op's shape rule (see each op). Thrown:
 /// `shape_error` when a nested list, a buffer or an xtensor brought in from outside has another shape than
-/// the type states, or a run-time extent outside `1..bound`; `std::out_of_range` from `at`.
+/// the type states, or a run-time extent outside `1..bound`; `std::out_of_range` from `at` and from
+/// `shape[d]`. A tensor whose elements were moved out (`std::move(x)`) holds none: assign to it or let it
+/// go; `at`, `storage()`, `buffer()` and printing throw `std::logic_error` on it, and any other use is a
+/// use after move (which clang-tidy's bugprone-use-after-move reports).
 /// Source: `torch.Tensor`.
 /// Example:
 /// \code
@@ -193,6 +196,7 @@ public:
     /// index (a negative index as given; `at` does not count from the end).
     template <std::integral... Index>
     requires(sizeof...(Index) == rank) const Value& at(Index... i) const {
+        check_not_moved_from("at");
         std::size_t d = 0;
         (check_index(d++, i), ...);
         return (*this)(i...);
@@ -220,7 +224,7 @@ public:
     /// from, in that tensor's order; read it through `stride()`. Writable through a non-const tensor, as for
     /// `storage()`, without a way to resize it.
     const storage_type& buffer() const& noexcept { return data_; }
-    auto buffer() & noexcept { return adaptor(); }
+    auto buffer() & { return adaptor(); }
     storage_type buffer() && noexcept { return std::move(data_); }
     /// The first element of the buffer (PyTorch's `data_ptr()`).
     Value* data() noexcept { return data_.data(); }
@@ -343,6 +347,7 @@ public:
         static_assert(std::is_same_v<Value, float> || std::is_same_v<Value, double> || std::is_same_v<Value, bool>,
                       "shaped::tensor: printing supports float, double and bool elements");
         static_assert(rank <= 8, "shaped::tensor: printing supports up to 8 axes");
+        t.check_not_moved_from("operator<<");
         const std::array<std::size_t, rank> extents = t.shape.sizes();
         const auto& elements = t.storage();  // row-major
         return os << torch::repr<Value>(elements.data(), std::span<const std::size_t>(extents));
@@ -357,8 +362,17 @@ private:
         return out;
     }
 
-    auto adaptor() noexcept {
+    auto adaptor() {
+        check_not_moved_from("storage");
         return xt::adapt(data_.data(), data_.size(), xt::no_ownership(), data_.shape());
+    }
+
+    // A tensor whose elements were moved out (`std::move(x)` into an op or a variable) has none left: the
+    // checked paths say so rather than read nothing as if it were something.
+    void check_not_moved_from(const char* what) const {
+        if (data_.size() == 0) [[unlikely]]
+            throw std::logic_error(std::string("shaped::tensor::") + what +
+                                   ": the tensor's elements were moved out (std::move); assign to it before using it");
     }
 
     template <class... Index>
@@ -368,9 +382,9 @@ private:
 
     template <class I>
     void check_index(std::size_t d, I i) const {
-        if (std::cmp_less(i, 0) || std::cmp_greater_equal(i, shape[d])) [[unlikely]] {
+        if (std::cmp_less(i, 0) || std::cmp_greater_equal(i, shape.extent(d))) [[unlikely]] {
             const std::string name = detail::of_axis<Axes...>(d, [](auto t) { return axis_name<typename decltype(t)::type>(); });
-            detail::index_out_of_range(std::to_string(i), name, d, shape[d]);
+            detail::index_out_of_range(std::to_string(i), name, d, shape.extent(d));
         }
     }
 
@@ -454,10 +468,10 @@ private:
 
     template <std::size_t Depth, class List>
     void fill_from(const List& list, std::size_t& n) {
-        if (list.size() != shape[Depth])
+        if (list.size() != shape.extent(Depth))
             throw shape_error("tensor({...})", shape.text(),
                               "a list of " + std::to_string(list.size()) + " at depth " + std::to_string(Depth) +
-                                  " (axis " + std::to_string(Depth) + " has " + std::to_string(shape[Depth]) + ")");
+                                  " (axis " + std::to_string(Depth) + " has " + std::to_string(shape.extent(Depth)) + ")");
         for (const auto& item : list) {
             if constexpr (Depth + 1 == rank)
                 data_.data()[n++] = static_cast<Value>(item);

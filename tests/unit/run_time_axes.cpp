@@ -83,6 +83,11 @@ TEST_CASE("extents enter once, checked against the bound") {
     CHECK(e.text() == "(batch=2, num_tokens=5, d_out=6)");
     auto [b, t, d] = e;  // b, num_tokens, d_out = x.shape
     CHECK((b == 2 && t == 5 && d == 6));
+    // PyTorch's negative dimensions (keys.shape[-1] in the book); outside the rank, Python's IndexError.
+    CHECK((e[-1] == 6 && e[-3] == 2));
+    CHECK(error_of([&] { (void)e[3]; }) ==
+          "shaped::extents: dimension 3 is out of range for 3 axes (PyTorch: IndexError: tuple index out of range)");
+    CHECK_THROWS_AS((void)e[-4], std::out_of_range);
 
     using ext = shaped::extents<batch, num_tokens, d_out>;
     CHECK(error_of([] { ext(2, 0); }) ==
@@ -290,8 +295,8 @@ TEST_CASE("where two run-time extents of one axis meet, the op throws and names 
     auto s = shaped::torch::rand<batch, num_tokens, d_out>(3, 4).view<shaped::merged<batch, num_tokens>, d_out>();
     CHECK(error_of([&] { (void)(r - s); }) ==
           "shaped::operator-(a, b): batch is 2 in a but 3 in b\n"
-          "  a: ((batch*num_tokens)=12, d_out=6)\n"
-          "  b: ((batch*num_tokens)=12, d_out=6)");
+          "  a: ((batch*num_tokens)=12 (2*6), d_out=6)\n"
+          "  b: ((batch*num_tokens)=12 (3*4), d_out=6)");
     CHECK_THROWS_AS((void)(a / b), shaped::shape_error);
 }
 
@@ -319,6 +324,18 @@ TEST_CASE("no public path changes a tensor's shape behind its type") {
     CHECK_THROWS_AS(x.buffer().resize({1, 1, 1}), std::runtime_error);
     CHECK(x.numel() == 60);
     static_assert(!shape_assignable<decltype(x)>);  // extents change only with the elements
+
+    // A tensor whose elements were moved out says so on the checked paths.
+    auto moved = shaped::torch::rand<batch, num_tokens, d_out>(2, 3);
+    auto taken = std::move(moved);
+    CHECK(taken.numel() == 36);
+    CHECK(error_of([&] { (void)moved.at(0, 0, 0); }) ==  // NOLINT(bugprone-use-after-move): the point here
+          "shaped::tensor::at: the tensor's elements were moved out (std::move); assign to it before using it");
+    CHECK_THROWS_AS((void)moved.storage(), std::logic_error);
+    std::ostringstream sink;
+    CHECK_THROWS_AS(sink << moved, std::logic_error);
+    moved = taken;  // assigned to: usable again
+    CHECK(moved.at(1, 2, 5) == taken(1, 2, 5));
 
     // A negative index is reported as given.
     CHECK(error_of([&] { (void)x.at(0, -1, 0); }) ==

@@ -46,7 +46,7 @@ auto causal_weights(basic_tensor<Value, Layout, S...> scores, const Mask& mask, 
                   "shaped::nn: the causal step takes scores that end on (num_tokens, key<num_tokens>), num_tokens "
                   "declared within the mask's context_length");
     // Both token extents are at most context_length: the token axis is declared within it.
-    const std::size_t tq = scores.shape[n - 2], tk = scores.shape[n - 1], context = mask.shape[1];
+    const std::size_t tq = scores.shape.extent(n - 2), tk = scores.shape.extent(n - 1), context = mask.shape.extent(1);
     constexpr Value minus_inf = -std::numeric_limits<Value>::infinity();
     const Value scale = static_cast<Value>(std::sqrt(static_cast<double>(d)));
     // The mask is the same for every batch and head: find once, for each query row, the span [lo, hi)

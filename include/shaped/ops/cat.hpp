@@ -137,11 +137,11 @@ auto cat_impl(const Parts&... parts) {
                                                 "tensors[" + std::to_string(p++) + "]", parts.shape),
                      ...);
                 }
-                const std::size_t joined_extent = (std::size_t{0} + ... + parts.shape[d]);
+                const std::size_t joined_extent = (std::size_t{0} + ... + parts.shape.extent(d));
                 if constexpr (DynamicAxis<joined> && joined::bound < max_extent)
                     if (joined_extent > joined::bound) [[unlikely]] {
                         std::string sum;
-                        ((sum += (sum.empty() ? "" : " + ") + std::to_string(parts.shape[d])), ...);
+                        ((sum += (sum.empty() ? "" : " + ") + std::to_string(parts.shape.extent(d))), ...);
                         cat_past_bound(axis_name<joined>(), dynamic_atom_bound_name<joined>(0), joined::bound,
                                        joined_extent, sum);
                     }
@@ -161,7 +161,7 @@ auto cat_impl(const Parts&... parts) {
                     if (i < d) outer *= e[i];
                 }
                 result_t out(e, uninitialized);
-                join_rows<value, sizeof...(Parts)>({parts.storage().data()...}, {(parts.shape[d] * after)...}, outer,
+                join_rows<value, sizeof...(Parts)>({parts.storage().data()...}, {(parts.shape.extent(d) * after)...}, outer,
                                                    out.data());
                 return out;
             }

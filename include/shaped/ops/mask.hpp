@@ -64,7 +64,7 @@ auto triu(const basic_tensor<Value, Layout, Axes...>& x) {
                   "shaped::triu<Diagonal>(x): x needs at least two axes");
     if constexpr (n >= 2) {
         tensor<Value, Axes...> out(detail::adopt_tag{}, x.shape, x.storage());
-        const std::size_t rows = x.shape[n - 2], cols = x.shape[n - 1];
+        const std::size_t rows = x.shape.extent(n - 2), cols = x.shape.extent(n - 1);
         Value* p = out.data();
         for (std::size_t b = 0; b < out.numel() / (rows * cols); ++b)
             for (std::size_t i = 0; i < rows; ++i)
@@ -144,8 +144,8 @@ auto slice(const basic_tensor<Value, Layout, Axes...>& x, N... lengths) {
             if constexpr ((DynamicAxis<Axes> || ...)) {
                 constexpr std::array<bool, n> run_time{DynamicAxis<Axes>...};
                 for (std::size_t i = 0; i < k; ++i)
-                    if (run_time[i] && prefix_extents[i] > x.shape[i])
-                        detail::slice_too_long(prefix_extents.atom_name(extents<Prefix...>::atom_offsets[i]), prefix_extents[i], x.shape.text(), x.shape[i]);
+                    if (run_time[i] && prefix_extents.extent(i) > x.shape.extent(i))
+                        detail::slice_too_long(prefix_extents.atom_name(extents<Prefix...>::atom_offsets[i]), prefix_extents.extent(i), x.shape.text(), x.shape.extent(i));
             }
             static constexpr auto sources = [] {
                 std::array<detail::axis_source, n> s{};

@@ -251,7 +251,7 @@ auto matmul(const basic_tensor<Value, LayoutA, A...>& a, const basic_tensor<Valu
                                   !StaticAxis<col> || !StaticAxis<a_last>,
                               "shaped::matmul(a, b): an extent of the product exceeds what one BLAS call takes");
                 const auto e = detail::matmul_extents<typename result_t::extents_type>("matmul(a, b)", a.shape, b.shape);
-                const std::size_t m = a.shape[na - 2], n = b.shape[nb - 1], k = a.shape[na - 1];
+                const std::size_t m = a.shape.extent(na - 2), n = b.shape.extent(nb - 1), k = a.shape.extent(na - 1);
                 if constexpr (col::bound > detail::blas_max || a_last::bound > detail::blas_max)
                     if (n > detail::blas_max || k > detail::blas_max) detail::blas_extent_too_large(a.shape.text());
                 result_t out(e, uninitialized);
@@ -307,7 +307,7 @@ tensor<Value, B, T, H, D> matmul_merge_heads(const basic_tensor<Value, LW, B, H,
     result_t out(e, uninitialized);
     const blas_operand<Value, 4> ow(w);
     const blas_operand<Value, 4> ov(v);
-    const std::size_t batches = w.shape[0], t = w.shape[2], k = w.shape[3];
+    const std::size_t batches = w.shape.extent(0), t = w.shape.extent(2), k = w.shape.extent(3);
     constexpr std::size_t heads = H::extent, ldc = H::extent * D::extent;
     Value* pc = out.data();
     if constexpr (result_t::is_static) {

@@ -54,9 +54,9 @@ auto repeat_along(const basic_tensor<Value, Layout, Axes...>& x) {
         }();
         const auto e = take_extents<typename result_t::extents_type, sources>(x.shape);
         std::size_t inner = 1;
-        for (std::size_t i = d + 1; i < n; ++i) inner *= x.shape[i];
+        for (std::size_t i = d + 1; i < n; ++i) inner *= x.shape.extent(i);
         result_t out(e, uninitialized);
-        tile<Interleave>(x.storage().data(), out.data(), x.numel() / (x.shape[d] * inner), x.shape[d], New::extent,
+        tile<Interleave>(x.storage().data(), out.data(), x.numel() / (x.shape.extent(d) * inner), x.shape.extent(d), New::extent,
                          inner);
         return out;
     } else {

@@ -58,7 +58,7 @@ auto split(const basic_tensor<Value, Layout, Axes...>& x) {
                                                     std::array<detail::axis_source, n>{detail::axis_source{0, I}...}>(x.shape);
                 // Elements from the split axis inwards, for one index of the axes before it.
                 std::size_t inner = 1;
-                for (std::size_t i = d; i < n; ++i) inner *= x.shape[i];
+                for (std::size_t i = d; i < n; ++i) inner *= x.shape.extent(i);
                 const std::size_t outer = x.numel() / inner;
                 const std::size_t block = inner / parts;
                 const auto& elements = x.storage();  // row-major (a copy for a strided tensor)

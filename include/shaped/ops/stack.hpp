@@ -74,7 +74,7 @@ auto stack(const std::array<Part, N>& parts) {
                                                                    parts[i].shape);
         const auto e = detail::stacked_extents<typename result_t::extents_type, d>(parts[0].shape);
         std::size_t inner = 1;
-        for (std::size_t i = d; i < Part::rank; ++i) inner *= parts[0].shape[i];
+        for (std::size_t i = d; i < Part::rank; ++i) inner *= parts[0].shape.extent(i);
         result_t out(e, uninitialized);
         std::array<typename Part::storage_type, Part::is_contiguous ? 0 : N> copies;  // strided parts, row-major
         std::array<const value*, N> src{};
