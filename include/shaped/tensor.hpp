@@ -231,7 +231,9 @@ public:
     const Value* data() const noexcept { return data_.data(); }
     /// The element stride of each axis in `buffer()`: PyTorch's `x.stride()`.
     std::array<std::size_t, rank> stride() const noexcept {
-        if constexpr (is_contiguous)
+        if constexpr (is_contiguous && is_static)
+            return static_row_major_strides;  // a constant: nothing left for the optimiser to fold
+        else if constexpr (is_contiguous)
             return detail::row_major_strides<rank>(shape.sizes());
         else
             return strides_;
@@ -355,12 +357,22 @@ public:
 
 private:
     static typename storage_type::shape_type xshape(const extents_type& e) {
-        if constexpr (!detail::extents_tables<Axes...>::numel_fits_at_bounds) e.check_numel("tensor");
-        const auto s = e.sizes();
-        typename storage_type::shape_type out{};
-        std::copy(s.begin(), s.end(), out.begin());
-        return out;
+        if constexpr (is_static) {
+            return {Axes::extent...};
+        } else {
+            if constexpr (!detail::extents_tables<Axes...>::numel_fits_at_bounds) e.check_numel("tensor");
+            const auto s = e.sizes();
+            typename storage_type::shape_type out{};
+            std::copy(s.begin(), s.end(), out.begin());
+            return out;
+        }
     }
+    static constexpr std::array<std::size_t, rank> static_row_major_strides = [] {
+        if constexpr (is_static)
+            return detail::row_major_strides<rank>({Axes::extent...});
+        else
+            return std::array<std::size_t, rank>{};
+    }();
 
     auto adaptor() {
         check_not_moved_from("storage");

@@ -107,29 +107,48 @@ def compile_times():
     return rows
 
 
-def compile_before_after(rev):
+def checkout(rev, folder):
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+
+
+def static_view_before_after(before, build):
+    """The view form on static axes, built from the before tree and from now, in turns: (config, threads)
+    -> (before ms, now ms). What a change costs programs whose axes are all static."""
+    bbuild = before / "build-before"
+    subprocess.run(["meson", "setup", str(bbuild), "-Dlibtorch=disabled"], cwd=before, check=True,
+                   capture_output=True)
+    subprocess.run(["meson", "compile", "-C", str(bbuild), "tests/bench/mha_bench"], check=True, capture_output=True)
+    exes = {"before": bbuild / "tests" / "bench" / "mha_bench", "now": build / "tests" / "bench" / "mha_bench"}
+    samples = {}
+    for r in range(ROUNDS):
+        for config in CONFIGS:
+            for side in (["before", "now"] if r % 2 == 0 else ["now", "before"]):
+                for (impl, c, t), (ms_, _) in run_benchmark(exes[side], f"^shaped_view/{config}/threads:1$"):
+                    samples.setdefault((c, t, side), []).append(ms_)
+    median = lambda xs: sorted(xs)[len(xs) // 2]
+    return {(c, t): (median(samples[(c, t, "before")]), median(samples[(c, t, "now")]))
+            for (c, t, side) in samples if side == "now" and (c, t, "before") in samples}
+
+
+def compile_before_after(before):
     """(unit, compiler, before wall, after wall, before MB, after MB) for every unit present at both."""
-    import tempfile
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        before = pathlib.Path(tmp)
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(before)], input=archive, check=True)
-        units = sorted(str(p.relative_to(ROOT)) for p in list((ROOT / "examples").rglob("*.cpp"))
-                       + list((ROOT / "tests" / "unit").glob("*.cpp")))
-        for unit in (u for u in units if (before / u).exists()):
-            for cxx in ["g++", "clang++"]:
-                samples = {"before": [], "after": []}
-                for r in range(ROUNDS):
-                    for side in (["before", "after"] if r % 2 == 0 else ["after", "before"]):
-                        root = before if side == "before" else ROOT
-                        cmd = [cxx, "-std=c++20", "-O2", f"-I{root}/include", f"-I{root}/tests", "-c", "-o", "/dev/null",
-                               f'-DSHAPED_GOLDEN_DIR="{root}/tests/golden"', str(root / unit)]
-                        wall, rss, _, _ = run_measured(cmd, cwd=root)
-                        samples[side].append((wall, rss))
-                med = lambda xs: sorted(xs)[len(xs) // 2]
-                rows.append((unit, cxx, med([w for w, _ in samples["before"]]), med([w for w, _ in samples["after"]]),
-                             med([m for _, m in samples["before"]]), med([m for _, m in samples["after"]])))
+    units = sorted(str(p.relative_to(ROOT)) for p in list((ROOT / "examples").rglob("*.cpp"))
+                   + list((ROOT / "tests" / "unit").glob("*.cpp")))
+    for unit in (u for u in units if (before / u).exists()):
+        for cxx in ["g++", "clang++"]:
+            samples = {"before": [], "after": []}
+            for r in range(ROUNDS):
+                for side in (["before", "after"] if r % 2 == 0 else ["after", "before"]):
+                    root = before if side == "before" else ROOT
+                    cmd = [cxx, "-std=c++20", "-O2", f"-I{root}/include", f"-I{root}/tests", "-c", "-o", "/dev/null",
+                           f'-DSHAPED_GOLDEN_DIR="{root}/tests/golden"', str(root / unit)]
+                    wall, rss, _, _ = run_measured(cmd, cwd=root)
+                    samples[side].append((wall, rss))
+            med = lambda xs: sorted(xs)[len(xs) // 2]
+            rows.append((unit, cxx, med([w for w, _ in samples["before"]]), med([w for w, _ in samples["after"]]),
+                         med([m for _, m in samples["before"]]), med([m for _, m in samples["after"]])))
     return rows
 
 
@@ -187,7 +206,14 @@ def main():
                          dict(os.environ, GLIBC_TUNABLES=NO_TRIM))
     memory = peak_memory(build)
     compiles = compile_times()
-    before_after = compile_before_after(before_rev) if before_rev else []
+    before_after, static_before_after = [], {}
+    if before_rev:
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            before = pathlib.Path(tmp)
+            checkout(before_rev, before)
+            static_before_after = static_view_before_after(before, build)
+            before_after = compile_before_after(before)
     diags = diagnostics()
     png_ok = plot(results, ROOT / "docs" / "performance.png")
 
@@ -263,6 +289,12 @@ def main():
         if rs:
             md.append(f"\nrun-time/static at the {label}: {min(rs):.3f}–{max(rs):.3f}, median "
                       f"{sorted(rs)[len(rs) // 2]:.3f}.")
+    if static_before_after:
+        md += ["", f"### All-static programs, before and after `{before_rev}`", "",
+               f"The view form on static axes, built from `{before_rev}` and from now, in turns, 1 thread.", "",
+               "| config | before (ms) | now (ms) | now/before |", "|---|---|---|---|"]
+        for (c, t), (b, a) in sorted(static_before_after.items(), key=lambda kv: CONFIGS.index(kv[0][0])):
+            md.append(f"| {c} | {ms(b)} | {ms(a)} | {fmt(ratio(a, b), 3)} |")
     md += ["", "### With glibc's malloc keeping freed memory", "",
            "glibc's malloc hands a large free heap top back to the kernel; at some sizes that happens after "
            "every forward pass, for shaped, the hand-written code and LibTorch alike, and the next pass faults "
