@@ -20,6 +20,7 @@
 #include "nn/multi_head_attention_wrapper.hpp"
 #include "nn/self_attention.hpp"
 #include "torch/generator.hpp"
+#include "torch/normal.hpp"
 #include "torch/print.hpp"
 
 #endif

@@ -4,6 +4,7 @@
 /// \file
 /// `nn::dropout`: PyTorch's `nn.Dropout`, with PyTorch's CPU random draws.
 
+#include <mutex>
 #include <stdexcept>
 #include <type_traits>
 
@@ -56,6 +57,7 @@ public:
             return out;
         }
         const Value scale = Value(1) / static_cast<Value>(1.0 - p_);
+        const std::lock_guard<std::mutex> lock(gen.mutex());
         for (std::size_t i = 0; i < numel; ++i) {
             const Value noise = gen.uniform_double(0.0, 1.0) < 1.0 - p_ ? scale : Value(0);
             y[i] = y[i] * noise;

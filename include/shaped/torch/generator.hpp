@@ -7,15 +7,21 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <mutex>
+#include <optional>
 #include <random>
+#include <utility>
 
 #include "../tensor_fwd.hpp"
 
 namespace shaped::torch {
 
-/// PyTorch's CPU generator: a 32-bit Mersenne Twister seeded with the low 32 bits of the seed.
+/// PyTorch's CPU generator: a 32-bit Mersenne Twister seeded with the low 32 bits of the seed, with the
+/// second value of the last Box-Muller pair cached for `normal_` (as PyTorch caches it), and a mutex that
+/// every fill takes for its whole run of draws, as PyTorch's kernels take the generator's: two threads
+/// drawing from one generator do not race, though which draws each gets depends on which runs first.
 ///
-/// Errors: none. Nothing is thrown.
+/// Errors: none. Nothing is thrown. Copying copies the stream's state (a new mutex).
 /// Source: `at::CPUGeneratorImpl` (ATen/CPUGeneratorImpl.cpp, at::mt19937 in ATen/core/MT19937RNGEngine.h),
 /// `torch.Generator`; default seed 67280421310721 (`c10::detail::default_rng_seed_val`).
 /// Example: `shaped::torch::generator g(1223); auto q = shaped::torch::rand<batch, num_tokens, d_out>(g);`
@@ -24,9 +30,26 @@ public:
     static constexpr std::uint64_t default_seed = 67280421310721ULL;
 
     explicit generator(std::uint64_t seed = default_seed) : engine_(static_cast<std::uint32_t>(seed)) {}
+    generator(const generator& other) : engine_(other.state().first), next_normal_(other.state().second) {}
+    generator& operator=(const generator& other) {
+        if (this != &other) {
+            const auto [engine, next] = other.state();
+            const std::lock_guard<std::mutex> lock(mutex_);
+            engine_ = engine;
+            next_normal_ = next;
+        }
+        return *this;
+    }
 
-    /// `torch.manual_seed(seed)` for this generator.
-    void manual_seed(std::uint64_t seed) { engine_.seed(static_cast<std::uint32_t>(seed)); }
+    /// `torch.manual_seed(seed)` for this generator: a new stream, and no cached normal value.
+    void manual_seed(std::uint64_t seed) {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        engine_.seed(static_cast<std::uint32_t>(seed));
+        next_normal_.reset();
+    }
+
+    /// What a fill holds while it draws: `const std::lock_guard<std::mutex> lock(gen.mutex());`.
+    std::mutex& mutex() const noexcept { return mutex_; }
 
     /// One 32-bit draw (`CPUGeneratorImpl::random()`).
     std::uint32_t random() { return static_cast<std::uint32_t>(engine_()); }
@@ -47,12 +70,36 @@ public:
         return std::fma(x, to - from, from);
     }
 
+    /// One standard normal double, as `at::normal_distribution<double>` draws it: the cached second value of
+    /// the last pair if there is one, else a new Box-Muller pair from two 53-bit uniforms
+    /// (r = sqrt(-2 log(1 - u2)), theta = 2 pi u1; returns r cos theta and caches r sin theta).
+    double normal_double() {
+        if (next_normal_) {
+            const double v = *next_normal_;
+            next_normal_.reset();
+            return v;
+        }
+        const double u1 = uniform_double(0.0, 1.0), u2 = uniform_double(0.0, 1.0);
+        const double r = std::sqrt(-2.0 * std::log(1.0 - u2));
+        const double theta = 2.0 * 3.14159265358979323846 * u1;
+        next_normal_ = r * std::sin(theta);
+        return r * std::cos(theta);
+    }
+
 private:
+    std::pair<std::mt19937, std::optional<double>> state() const {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        return {engine_, next_normal_};
+    }
+
     std::mt19937 engine_;
+    std::optional<double> next_normal_;
+    mutable std::mutex mutex_;
 };
 
 /// The process-wide generator that `torch.manual_seed` seeds and the functions without a generator
-/// argument draw from. Not thread-safe, like mixing threads on PyTorch's default generator.
+/// argument draw from. Fills lock it, as PyTorch's do; threads that want reproducible draws each take a
+/// generator of their own.
 inline generator& default_generator() {
     static generator g;
     return g;
@@ -75,6 +122,7 @@ void uniform_(basic_tensor<Value, Layout, Axes...>& x, double from, double to, g
                   "shaped::torch::uniform_: elements must be float or double");
     Value* p = x.data();
     const std::size_t numel = x.numel();
+    const std::lock_guard<std::mutex> lock(gen.mutex());
     for (std::size_t i = 0; i < numel; ++i) {
         if constexpr (std::is_same_v<Value, float>)
             p[i] = gen.uniform_float(static_cast<float>(from), static_cast<float>(to));
