@@ -324,6 +324,17 @@ struct one : axis_tag, detail::static_extent<1> {
     static constexpr std::string_view name = "one";
 };
 
+/// The axis of extent 1 that a reduction over `A` leaves with `keepdim`: `x.mean<emb_dim>(shaped::keepdim)` is
+/// `(batch, num_tokens, reduced<emb_dim>)`. It broadcasts back against `A` and against nothing else, so
+/// `x - x.mean<emb_dim>(keepdim)` compiles and a mean taken over another axis does not.
+///
+/// Shapes: extent 1. Errors: none of its own.
+/// Source: `x.mean(dim=-1, keepdim=True)` (the book's `LayerNorm`, chapter 4).
+template <Axis A>
+struct reduced : axis_tag, detail::static_extent<1> {
+    using of = A;
+};
+
 /// The key-token axis that goes with the query-token axis `A`: same extent, another axis. Attention
 /// scores are `(..., num_tokens, key<num_tokens>)`, so a softmax over the queries, a mask over the
 /// wrong token axis or a product with the queries where the values were meant fails to compile.
@@ -343,6 +354,9 @@ namespace detail {
 
 template <class A>
 concept is_key = requires { typename A::query; };
+
+template <class A>
+concept is_reduced = requires { typename A::of; };
 
 template <class A>
 concept has_factors = requires {
@@ -422,6 +436,8 @@ std::string axis_name() {
         return std::string(A::name);
     } else if constexpr (detail::is_key<A>) {
         return "key<" + axis_name<typename A::query>() + ">";
+    } else if constexpr (detail::is_reduced<A>) {
+        return "reduced<" + axis_name<typename A::of>() + ">";
     } else if constexpr (detail::has_factors<A>) {
         std::string s = "(";
         hana::for_each(A::factors, [&](auto f) {

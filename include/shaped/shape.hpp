@@ -103,9 +103,24 @@ constexpr bool view_regroups(FromTuple from, ToTuple to) {
     return decltype(hana::remove_if(normal_form(from), unit) == hana::remove_if(normal_form(to), unit))::value;
 }
 
-/// Two aligned axes broadcast when they are the same axis or one of them is `shaped::one`.
+/// How an axis takes part in broadcasting: 0 for `shaped::one` (against anything), 1 for `reduced<A>` (against
+/// `A` only), 2 for every other axis (against itself only). Of two aligned axes the result keeps the higher.
+template <class A>
+inline constexpr int broadcast_rank_v = std::is_same_v<A, one> ? 0 : is_reduced<A> ? 1 : 2;
+
 template <class A, class B>
-inline constexpr bool broadcastable_v = same_axis_v<A, B> || std::is_same_v<A, one> || std::is_same_v<B, one>;
+constexpr bool reduced_against() {
+    if constexpr (is_reduced<A>)
+        return same_axis_v<typename A::of, B>;
+    else
+        return false;
+}
+
+/// Two aligned axes broadcast when they are the same axis, one of them is `shaped::one`, or one is the
+/// `reduced<...>` of the other.
+template <class A, class B>
+inline constexpr bool broadcastable_v = same_axis_v<A, B> || std::is_same_v<A, one> || std::is_same_v<B, one> ||
+                                        reduced_against<A, B>() || reduced_against<B, A>();
 
 /// The axes of a broadcast result: the longer list's leading axes, then, position by position, the axis
 /// that is not `one`.
@@ -120,7 +135,7 @@ struct broadcast_result<axis_pack<L...>, axis_pack<R...>> {
         if constexpr (has_l && has_r) {
             using a = axis_at_t<I - (n - nl), L...>;
             using b = axis_at_t<I - (n - nr), R...>;
-            return hana::type_c<std::conditional_t<std::is_same_v<a, one>, b, a>>;
+            return hana::type_c<std::conditional_t<(broadcast_rank_v<a> < broadcast_rank_v<b>), b, a>>;
         } else if constexpr (has_l) {
             return hana::type_c<axis_at_t<I - (n - nl), L...>>;
         } else {
@@ -165,14 +180,17 @@ struct broadcast_plan;
 template <class... L, class... R>
 struct broadcast_plan<axis_pack<L...>, axis_pack<R...>> {
     static constexpr std::size_t nl = sizeof...(L), nr = sizeof...(R), n = nl > nr ? nl : nr, m = nl < nr ? nl : nr;
-    static constexpr std::array<bool, nl + 1> l_one{std::is_same_v<L, one>..., false};
-    static constexpr std::array<bool, nr + 1> r_one{std::is_same_v<R, one>..., false};
+    static constexpr std::array<int, nl + 1> l_rank{broadcast_rank_v<L>..., 2};
+    static constexpr std::array<int, nr + 1> r_rank{broadcast_rank_v<R>..., 2};
+    // Size-1 axes (`one`, `reduced<...>`): their extent is 1 and needs no compare.
+    static constexpr std::array<bool, nl + 1> l_one{(broadcast_rank_v<L> < 2)..., false};
+    static constexpr std::array<bool, nr + 1> r_one{(broadcast_rank_v<R> < 2)..., false};
     static constexpr std::array<axis_source, n> sources = [] {
         std::array<axis_source, n> s{};
         for (std::size_t j = 0; j < n; ++j) {
             const bool has_l = j >= n - nl, has_r = j >= n - nr;
             const std::size_t il = j - (n - nl), ir = j - (n - nr);
-            s[j] = has_l && !(has_r && l_one[il]) ? axis_source{0, il} : axis_source{1, ir};
+            s[j] = has_l && !(has_r && l_rank[il] < r_rank[ir]) ? axis_source{0, il} : axis_source{1, ir};
         }
         return s;
     }();

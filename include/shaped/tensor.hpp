@@ -26,8 +26,11 @@
 #include "extents.hpp"
 #include "ops/cat.hpp"
 #include "ops/elementwise.hpp"
+#include "ops/index.hpp"
 #include "ops/mask.hpp"
+#include "ops/math.hpp"
 #include "ops/matmul.hpp"
+#include "ops/reduce.hpp"
 #include "ops/repeat.hpp"
 #include "ops/softmax.hpp"
 #include "ops/split.hpp"
@@ -343,11 +346,35 @@ public:
     auto to() const {
         return shaped::to<To>(*this);
     }
+    template <Axis A>
+    auto select(long long index) const {
+        return shaped::select<A>(*this, index);
+    }
+    template <int Dim>
+    auto select(long long index) const {
+        return shaped::select<Dim>(*this, index);
+    }
+    // Reductions (ops/reduce.hpp): by axis or by dimension, with or without `shaped::keepdim`.
+#define SHAPED_REDUCTION_MEMBERS(name)                      \
+    template <Axis A, class... Keep>                        \
+    auto name(Keep... keep) const {                         \
+        return shaped::name<A>(*this, keep...);             \
+    }                                                       \
+    template <int Dim, class... Keep>                       \
+    auto name(Keep... keep) const {                         \
+        return shaped::name<Dim>(*this, keep...);           \
+    }
+    SHAPED_REDUCTION_MEMBERS(sum)
+    SHAPED_REDUCTION_MEMBERS(mean)
+    SHAPED_REDUCTION_MEMBERS(var)
+    SHAPED_REDUCTION_MEMBERS(max)
+    SHAPED_REDUCTION_MEMBERS(argmax)
+#undef SHAPED_REDUCTION_MEMBERS
 
     /// Prints as PyTorch prints the tensor: `tensor([[0.7713, 1.1682, ...]])`.
     friend std::ostream& operator<<(std::ostream& os, const basic_tensor& t) {
-        static_assert(std::is_same_v<Value, float> || std::is_same_v<Value, double> || std::is_same_v<Value, bool>,
-                      "shaped::tensor: printing supports float, double and bool elements");
+        static_assert(torch::detail::printable_element<Value>,
+                      "shaped::tensor: printing supports float, double, std::int64_t and bool elements");
         static_assert(rank <= 8, "shaped::tensor: printing supports up to 8 axes");
         t.check_not_moved_from("operator<<");
         const std::array<std::size_t, rank> extents = t.shape.sizes();

@@ -33,8 +33,8 @@ constexpr bool check_broadcast(axis_pack<A...>, axis_pack<B...>) {
     constexpr bool ok = broadcast_lhs<A...>::template first_mismatch<B...>() < 0;
     static_assert(diag::expect<ok, described<diag::lhs_axes, A...>, described<diag::rhs_axes, B...>>,
                   "shaped: elementwise op on shapes that do not broadcast: aligned from the right, every pair of "
-                  "axes must be the same axis or shaped::one (a missing leading axis broadcasts); unsqueeze, "
-                  "transpose or view one side");
+                  "axes must be the same axis or shaped::one, or a keepdim reduced<A> against A (a missing leading "
+                  "axis broadcasts); unsqueeze, transpose or view one side, or reduce over the axis you meant");
     return ok;
 }
 

@@ -178,6 +178,19 @@ tensor<float, Axes...> empty(N... n) {
     return tensor<float, Axes...>(extents<Axes...>::checked("torch::empty", n...), uninitialized);
 }
 
+/// `torch.arange(n)`: the integers `0, 1, ..., n - 1` along the axis `A`, as `std::int64_t` (`torch.long`).
+///
+/// Shapes: `(A)`; a run-time `A` takes its extent `n` (checked against its bound), a static one its own.
+/// Element type: `std::int64_t`. Errors: thrown (`shape_error`), `n` outside `1..bound`.
+/// Source: `torch.arange(end)`; `torch.arange(seq_len)` in the book's `GPTModel.forward`.
+template <Axis A, shaped::detail::extent_number... N>
+    requires(sizeof...(N) == extents<A>::rank_dynamic)
+tensor<std::int64_t, A> arange(N... n) {
+    tensor<std::int64_t, A> t(extents<A>::checked("torch::arange", n...), uninitialized);
+    for (std::size_t i = 0; i < t.numel(); ++i) t.data()[i] = static_cast<std::int64_t>(i);
+    return t;
+}
+
 }  // namespace shaped::torch
 
 #endif

@@ -4,13 +4,14 @@
 /// \file
 /// `shaped::torch::repr`: the text PyTorch 1.13 prints for `repr(t)` of a CPU tensor without grad, with the
 /// default print options (precision=4, threshold=1000, edgeitems=3, linewidth=80, sci_mode=None), for
-/// float32, float64 and bool elements. Standard library only.
+/// float32, float64, int64 (`torch.long`) and bool elements. Standard library only.
 
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <span>
 #include <stdexcept>
@@ -37,7 +38,8 @@ inline constexpr std::size_t print_indent = 7;
 
 /// Element types `repr` formats.
 template <class T>
-concept printable_element = std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, bool>;
+concept printable_element =
+    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, bool> || std::is_same_v<T, std::int64_t>;
 
 /// Python's `format(value, ".{precision}f")` (`fmt` fixed) or `format(value, ".{precision}e")` (`fmt`
 /// scientific): exact binary value rounded half-even; non-finite values print as `nan`, `inf`, `-inf` (Python
@@ -92,6 +94,9 @@ struct formatter {
 
     /// `_Formatter.format` for a bool element (`"{}".format(value)`).
     [[nodiscard]] std::string format(bool value) const { return pad_left(value ? "True" : "False", max_width); }
+
+    /// `_Formatter.format` for an integer element (`"{}".format(value)`).
+    [[nodiscard]] std::string format(std::int64_t value) const { return pad_left(std::to_string(value), max_width); }
 };
 
 /// `_Formatter.__init__` for floating elements; `values` are the (possibly summarized) elements as doubles.
@@ -166,6 +171,14 @@ inline formatter make_bool_formatter(const std::vector<bool>& values) {
     return result;
 }
 
+/// `_Formatter.__init__` for integer elements: the width of the longest decimal form.
+inline formatter make_int_formatter(const std::vector<std::int64_t>& values) {
+    formatter result;
+    result.floating_dtype = false;
+    for (const std::int64_t value : values) result.max_width = std::max(result.max_width, std::to_string(value).size());
+    return result;
+}
+
 /// The view of a row-major tensor that the printing recursion walks.
 template <class T>
 struct print_view {
@@ -197,7 +210,7 @@ inline std::vector<std::size_t> printed_indices(std::size_t size, bool summarize
 template <class T, class Out>
 void gather_printed(const print_view<T>& view, std::size_t dim, std::size_t offset, bool summarize, Out& out) {
     if (dim == view.shape.size()) {
-        if constexpr (std::is_same_v<T, bool>) {
+        if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::int64_t>) {
             out.push_back(view.data[offset]);
         } else {
             out.push_back(static_cast<double>(view.data[offset]));
@@ -212,7 +225,7 @@ void gather_printed(const print_view<T>& view, std::size_t dim, std::size_t offs
 /// `_Formatter.format` of one element.
 template <class T>
 std::string format_element(const formatter& fmt, T value) {
-    if constexpr (std::is_same_v<T, bool>) {
+    if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::int64_t>) {
         return fmt.format(value);
     } else {
         return fmt.format(static_cast<double>(value));
@@ -310,6 +323,10 @@ std::string tensor_str(const print_view<T>& view, std::size_t numel, std::size_t
         std::vector<bool> printed;
         gather_printed(view, 0, 0, summarize, printed);
         fmt = make_bool_formatter(printed);
+    } else if constexpr (std::is_same_v<T, std::int64_t>) {
+        std::vector<std::int64_t> printed;
+        gather_printed(view, 0, 0, summarize, printed);
+        fmt = make_int_formatter(printed);
     } else {
         std::vector<double> printed;
         gather_printed(view, 0, 0, summarize, printed);
@@ -360,6 +377,8 @@ constexpr const char* dtype_name() {
         return "torch.float32";
     } else if constexpr (std::is_same_v<T, double>) {
         return "torch.float64";
+    } else if constexpr (std::is_same_v<T, std::int64_t>) {
+        return "torch.int64";
     } else {
         return "torch.bool";
     }

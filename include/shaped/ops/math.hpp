@@ -1,0 +1,116 @@
+#ifndef SHAPED_OPS_MATH_HPP
+#define SHAPED_OPS_MATH_HPP
+
+/// \file
+/// Elementwise functions: `exp`, `log`, `sqrt`, `rsqrt`, `tanh`, `pow` (scalar exponent), `abs`, `relu` and
+/// the tanh approximation of `gelu`, on xsimd batches.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+#include <xsimd/xsimd.hpp>
+
+#include "../shape.hpp"
+#include "../tensor_fwd.hpp"
+
+namespace shaped {
+
+namespace detail {
+
+// y = f(x) for every element, f written once for xsimd batches: whole batches in place, then the last
+// partial batch through a padded copy, so that every element goes through the same code. A temporary's
+// buffer becomes the result's.
+template <class Value, class Layout, Axis... Axes, class F>
+auto map_elements(basic_tensor<Value, Layout, Axes...> x, F f) {
+    static_assert(std::is_same_v<Value, float> || std::is_same_v<Value, double>,
+                  "shaped: elementwise functions take float or double elements");
+    using batch = xsimd::batch<Value>;
+    constexpr std::size_t width = batch::size;
+    const auto e = x.shape;
+    typename tensor<Value, Axes...>::storage_type s = std::move(x).storage();  // row-major
+    Value* p = s.data();
+    const std::size_t n = s.size();
+    std::size_t i = 0;
+    for (; i + width <= n; i += width) f(batch::load_unaligned(p + i)).store_unaligned(p + i);
+    if (i < n) {
+        alignas(64) Value tail[width] = {};
+        std::copy(p + i, p + n, tail);
+        f(batch::load_unaligned(tail)).store_unaligned(tail);
+        std::copy(tail, tail + (n - i), p + i);
+    }
+    return tensor<Value, Axes...>(adopt_tag{}, e, std::move(s));
+}
+
+}  // namespace detail
+
+/// `e^x` elementwise. Shapes: unchanged (contiguous result). Element type: float or double. Errors: none.
+/// Source: `torch.exp`. xsimd's exp: within a few units in the last place of PyTorch's.
+template <class V, class L, Axis... X>
+auto exp(basic_tensor<V, L, X...> x) {
+    return detail::map_elements(std::move(x), [](auto b) { return xsimd::exp(b); });
+}
+/// The natural logarithm elementwise (NaN below 0, -inf at 0). As `exp`. Source: `torch.log`.
+template <class V, class L, Axis... X>
+auto log(basic_tensor<V, L, X...> x) {
+    return detail::map_elements(std::move(x), [](auto b) { return xsimd::log(b); });
+}
+/// The square root elementwise (correctly rounded). As `exp`. Source: `torch.sqrt`.
+template <class V, class L, Axis... X>
+auto sqrt(basic_tensor<V, L, X...> x) {
+    return detail::map_elements(std::move(x), [](auto b) { return xsimd::sqrt(b); });
+}
+/// `1 / sqrt(x)` elementwise, divided exactly. As `exp`. Source: `torch.rsqrt`.
+template <class V, class L, Axis... X>
+auto rsqrt(basic_tensor<V, L, X...> x) {
+    return detail::map_elements(std::move(x), [](auto b) { return decltype(b)(1) / xsimd::sqrt(b); });
+}
+/// The hyperbolic tangent elementwise. As `exp`. Source: `torch.tanh`.
+template <class V, class L, Axis... X>
+auto tanh(basic_tensor<V, L, X...> x) {
+    return detail::map_elements(std::move(x), [](auto b) { return xsimd::tanh(b); });
+}
+/// |x| elementwise. As `exp`. Source: `torch.abs`.
+template <class V, class L, Axis... X>
+auto abs(basic_tensor<V, L, X...> x) {
+    return detail::map_elements(std::move(x), [](auto b) { return xsimd::abs(b); });
+}
+/// `max(x, 0)` elementwise; NaN stays NaN. As `exp`. Source: `torch.relu`.
+template <class V, class L, Axis... X>
+auto relu(basic_tensor<V, L, X...> x) {
+    return detail::map_elements(std::move(x), [](auto b) { return xsimd::select(b < decltype(b)(0), decltype(b)(0), b); });
+}
+
+/// `x` to the power `p` elementwise; 2 and 3 are products, as PyTorch computes them (`x * x`, `x * x * x`),
+/// 0.5 a square root, other exponents `std::pow`'s xsimd counterpart. Shapes: unchanged. Element type:
+/// float or double. Errors: none. Source: `torch.pow(x, p)`; `torch.pow(x, 3)` in the book's `GELU`.
+template <class V, class L, Axis... X>
+auto pow(basic_tensor<V, L, X...> x, std::type_identity_t<V> p) {
+    if (p == V(2)) return detail::map_elements(std::move(x), [](auto b) { return b * b; });
+    if (p == V(3)) return detail::map_elements(std::move(x), [](auto b) { return b * b * b; });
+    if (p == V(0.5)) return detail::map_elements(std::move(x), [](auto b) { return xsimd::sqrt(b); });
+    return detail::map_elements(std::move(x), [p](auto b) { return xsimd::pow(b, decltype(b)(p)); });
+}
+
+/// The tanh approximation of GELU, step for step as the book's `GELU` computes it in float:
+/// `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`, each operation rounded as PyTorch rounds it
+/// (tanh within a few units in the last place of PyTorch's).
+/// Shapes: unchanged. Element type: float or double. Errors: none.
+/// Source: the book's `GELU` (chapter 4); `torch.nn.functional.gelu(x, approximate="tanh")`.
+template <class V, class L, Axis... X>
+auto gelu(basic_tensor<V, L, X...> x) {
+    // torch.sqrt(torch.tensor(2.0 / torch.pi)): the double quotient rounded to the element type, then its root.
+    const V c = std::sqrt(static_cast<V>(2.0 / 3.14159265358979323846));
+    return detail::map_elements(std::move(x), [c](auto b) {
+        using batch = decltype(b);
+        const batch cube = b * b * b;
+        const batch inner = b + batch(static_cast<V>(0.044715)) * cube;
+        const batch t = xsimd::tanh(batch(c) * inner);
+        return batch(V(0.5)) * b * (batch(V(1)) + t);
+    });
+}
+
+}  // namespace shaped
+
+#endif
