@@ -569,7 +569,7 @@ attn_weights = tensor([[[[1.0000, 0.0000],
     shaped::nn::linear<d_out, d_out> W_query(false);  // W_query = nn.Linear(d_out, d_out, bias=False)
     auto y = out_proj(q);                             // out_proj(q): (batch, num_tokens, d_out)
     std::cout << "out_proj.weight.shape = " << out_proj.weight.shape << "\n";
-    std::cout << "out_proj.bias = " << out_proj.bias << "\n";
+    std::cout << "out_proj.bias = " << *out_proj.bias << "\n";
     std::cout << "y = " << y << "\n";
     // [op_linear]
     check::printed(R"out(

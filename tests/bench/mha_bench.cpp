@@ -156,7 +156,7 @@ struct raw_setup {
         project(mha.W_value.weight.storage().data(), in, v, DIn);
     }
     void add_out_bias(float* y) const {
-        const float* bo = mha.out_proj.bias.storage().data();
+        const float* bo = mha.out_proj.bias->data();
         for (std::size_t r = 0; r < B * T; ++r)
             for (std::size_t c = 0; c < D; ++c) y[r * D + c] += bo[c];
     }

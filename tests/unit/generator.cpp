@@ -41,13 +41,13 @@ TEST_CASE("nn::linear draws weight then bias as torch.nn.Linear does") {
         shaped::torch::manual_seed(1223);
         shaped::nn::linear<six, six> lin;
         test::check_exact(lin.weight, golden::linear_1223_6_6_weight);
-        test::check_exact(lin.bias, golden::linear_1223_6_6_bias);
+        test::check_exact(*lin.bias, golden::linear_1223_6_6_bias);
     }
     SUBCASE("Linear(18, 18), seed 1223: the seed's buggy out_proj") {
         shaped::torch::manual_seed(1223);
         shaped::nn::linear<eighteen, eighteen> lin;
         test::check_exact(lin.weight, golden::linear_1223_18_18_weight);
-        test::check_exact(lin.bias, golden::linear_1223_18_18_bias);
+        test::check_exact(*lin.bias, golden::linear_1223_18_18_bias);
     }
     SUBCASE("Linear(3, 2, bias=False), seed 123") {
         shaped::torch::manual_seed(123);
@@ -59,6 +59,6 @@ TEST_CASE("nn::linear draws weight then bias as torch.nn.Linear does") {
         shaped::torch::generator g(789);
         shaped::nn::linear<d_in, d_out> lin(g);
         test::check_exact(lin.weight, golden::linear_789_64_48_weight);
-        test::check_exact(lin.bias, golden::linear_789_64_48_bias);
+        test::check_exact(*lin.bias, golden::linear_789_64_48_bias);
     }
 }

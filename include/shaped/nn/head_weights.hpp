@@ -69,7 +69,7 @@ heads_with_out_proj<DIn, DOut, ContextLength, NumHeads> split_heads(
             {&mha.W_query, &head.W_query}, {&mha.W_key, &head.W_key}, {&mha.W_value, &head.W_value}};
         for (auto [whole, part] : roles) {
             detail::copy_rows(whole->weight.data(), part->weight.data(), h * hd, hd, DIn::extent);
-            detail::copy_rows(whole->bias.data(), part->bias.data(), h * hd, hd, 1);
+            if (whole->bias) detail::copy_rows(whole->bias->data(), part->bias->data(), h * hd, hd, 1);
         }
     }
     out.eval();
@@ -96,7 +96,7 @@ multi_head_attention<DIn, DOut, ContextLength, NumHeads> join_heads(
             {&head.W_query, &mha.W_query}, {&head.W_key, &mha.W_key}, {&head.W_value, &mha.W_value}};
         for (auto [part, whole] : roles) {
             detail::put_rows(part->weight.data(), whole->weight.data(), h * hd, hd, DIn::extent);
-            detail::put_rows(part->bias.data(), whole->bias.data(), h * hd, hd, 1);
+            if (part->bias) detail::put_rows(part->bias->data(), whole->bias->data(), h * hd, hd, 1);
         }
     }
     mha.eval();

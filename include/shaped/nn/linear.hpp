@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <optional>
 #include <type_traits>
 
 #include "../diagnostics.hpp"
@@ -18,7 +19,9 @@ namespace shaped::nn {
 
 /// A fully connected layer from axis `In` (in_features) to axis `Out` (out_features).
 ///
-/// Shapes: `weight` is `(Out, In)`, `bias` is `(Out)`; the call maps `(..., In)` to `(..., Out)`.
+/// Shapes: `weight` is `(Out, In)`, `bias` is `(Out)` or absent; the call maps `(..., In)` to `(..., Out)`.
+/// A layer built without a bias has none: `bias` is empty (`std::nullopt`, PyTorch's `None`) and nothing
+/// is added; giving it one (as assigning `layer.bias` in PyTorch) makes the forward pass add it.
 /// Element type: `Value`, float by default.
 /// Errors: compile time, an input whose last axis is not `In`, by name and extent: the seed's 18-wide
 /// concatenation of full-width heads, `(batch, num_tokens, concat<d_out, d_out, d_out>)`, does not go into
@@ -36,28 +39,29 @@ public:
 
     /// `weight`: `(out_features, in_features)`.
     tensor<Value, Out, In> weight;
-    /// `bias`: `(out_features)`; all zeros and unused when constructed without bias.
-    tensor<Value, Out> bias;
+    /// `bias`: `(out_features)`, or empty for a layer built with `bias=false`.
+    std::optional<tensor<Value, Out>> bias;
 
     /// Draws from the default generator (`torch.manual_seed` decides the values).
     explicit linear(bool has_bias = true) : linear(torch::default_generator(), has_bias) {}
 
     /// Draws from `gen`: weight first, then bias.
-    explicit linear(torch::generator& gen, bool has_bias = true) : has_bias_(has_bias) {
+    explicit linear(torch::generator& gen, bool has_bias = true) {
         // torch.nn.init.kaiming_uniform_(weight, a=math.sqrt(5)): gain = sqrt(2 / (1 + a^2)),
         // std = gain / sqrt(fan_in), bound = sqrt(3) * std; same double arithmetic as PyTorch's Python.
         const double fan_in = static_cast<double>(In::extent);
         const double gain = std::sqrt(2.0 / (1.0 + 5.0));
         const double w_bound = std::sqrt(3.0) * (gain / std::sqrt(fan_in));
         torch::uniform_(weight, -w_bound, w_bound, gen);
-        if (has_bias_) {
+        if (has_bias) {
             const double b_bound = 1.0 / std::sqrt(fan_in);
-            torch::uniform_(bias, -b_bound, b_bound, gen);
+            bias.emplace();
+            torch::uniform_(*bias, -b_bound, b_bound, gen);
         }
     }
 
     /// Whether the layer adds a bias (`bias=True` in PyTorch).
-    bool has_bias() const noexcept { return has_bias_; }
+    bool has_bias() const noexcept { return bias.has_value(); }
 
     /// `x Wᵀ + b` over the last axis.
     template <class XValue, class Layout, Axis... X>
@@ -91,8 +95,8 @@ public:
                                  uninitialized);
                     Value* y = out.data();
                     detail::gemm(x.storage().data(), weight.data(), y, rows, Out::extent, In::extent, true);
-                    if (has_bias_) {
-                        const Value* b = bias.data();
+                    if (bias) {
+                        const Value* b = bias->data();
                         for (std::size_t r = 0; r < rows; ++r)
                             for (std::size_t c = 0; c < Out::extent; ++c) y[r * Out::extent + c] += b[c];
                     }
@@ -109,9 +113,6 @@ public:
 
     /// After a failed shape check, no further errors (see `diag::failed_shape_check`).
     diag::failed_shape_check operator()(diag::failed_shape_check) const { return {}; }
-
-private:
-    bool has_bias_;
 };
 
 }  // namespace shaped::nn
