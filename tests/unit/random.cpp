@@ -36,7 +36,9 @@ std::size_t bit_mismatches(const X& x, const G& golden, std::size_t offset = 0) 
 TEST_CASE("torch::randn equals torch.randn bit for bit, every size 1..40, several seeds, in sequence") {
     const std::array<std::pair<std::uint64_t, const float*>, 3> seqs{
         {{123, golden::randn_seq_123.data()}, {1223, golden::randn_seq_1223.data()}, {0, golden::randn_seq_0.data()}}};
-    for (auto [seed, golden] : seqs) {
+    for (const auto& [seed_value, golden_values] : seqs) {
+        const std::uint64_t seed = seed_value;  // clang++ 14 cannot capture a structured binding in INFO's lambda
+        const float* golden = golden_values;
         shaped::torch::manual_seed(seed);
         std::size_t offset = 0, mismatches = 0;
         for (std::size_t size = 1; size <= 40; ++size) {  // one after another: the cached value carries over
