@@ -3,6 +3,7 @@
 #define SHAPED_TESTS_OPS_GOLDENS_HPP
 
 #include <array>
+#include <cstdint>
 #include <limits>
 
 namespace golden {

@@ -3,6 +3,7 @@
 #define SHAPED_TESTS_RANDOM_GOLDENS_HPP
 
 #include <array>
+#include <cstdint>
 #include <limits>
 
 namespace golden {

@@ -27,7 +27,8 @@ namespace shaped::nn {
 /// Source: the book's `CausalAttention` (listing 3.3): W_query, W_key, W_value (`qkv_bias`), then the
 /// dropout, then `mask = triu(ones(context_length, context_length), diagonal=1)`; forward masks with
 /// `-inf`, scales by `1/sqrt(keys.shape[-1])`, softmax over the keys, dropout on the weights.
-/// Like an `nn.Module`, a new module is in training mode (dropout active when its p > 0): call `eval()`.
+/// Like an `nn.Module`, a new module is in training mode (dropout active when its p > 0): call `eval()`. The
+/// call draws its dropout from `gen`, the default generator unless given (one per thread for reproducible draws).
 /// Example: `torch::manual_seed(123); shaped::nn::causal_attention<d_in, d_out, context_length> ca(0.0);`
 template <Axis DIn, Axis DOut, Axis ContextLength>
 class causal_attention {
@@ -56,7 +57,7 @@ public:
     void eval() noexcept { dropout.eval(); }
 
     template <class Layout, Axis... X>
-    auto operator()(const basic_tensor<float, Layout, X...>& x) const {
+    auto operator()(const basic_tensor<float, Layout, X...>& x, torch::generator& gen = torch::default_generator()) const {
         if constexpr (detail::input_ok<3, DIn, ContextLength, X...>()) {
             using batch = shaped::detail::axis_at_t<0, X...>;
             using num_tokens = shaped::detail::axis_at_t<1, X...>;
@@ -65,7 +66,7 @@ public:
             auto values = W_value(x).template rename<batch, key<num_tokens>, DOut>();
 
             auto attn_scores = matmul(queries, std::move(keys).template transpose<1, 2>());  // (b, num_tokens, key<...>)
-            auto attn_weights = detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, DOut::extent);
+            auto attn_weights = detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, DOut::extent, gen);
             return matmul(attn_weights, values);
         } else {
             return diag::failed_shape_check{};

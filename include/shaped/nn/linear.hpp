@@ -72,29 +72,30 @@ public:
         static_assert(StaticAxis<In> && StaticAxis<Out>,
                       "shaped::nn::linear<In, Out>: in_features and out_features must be static axes (the weight's "
                       "shape is fixed when the layer is built)");
-        static_assert(In::bound <= detail::blas_max && Out::bound <= detail::blas_max,
+        static_assert(In::bound <= shaped::detail::blas_max && Out::bound <= shaped::detail::blas_max,
                       "shaped::nn::linear<In, Out>: in_features and out_features must fit one BLAS call");
         constexpr std::size_t n = sizeof...(X);
-        static_assert(diag::expect<(n >= 1), detail::described<diag::tensor_axes, X...>>,
+        static_assert(diag::expect<(n >= 1), shaped::detail::described<diag::tensor_axes, X...>>,
                       "shaped::nn::linear<In, Out>(x): x needs at least one axis");
         if constexpr (n >= 1) {
-            using last = detail::axis_at_t<n - 1, X...>;
+            using last = shaped::detail::axis_at_t<n - 1, X...>;
             constexpr bool ok = same_axis_v<last, In>;
             static_assert(
-                diag::expect<ok, detail::described<diag::in_features, In>, detail::described<diag::input_last, last>,
-                             detail::described<diag::tensor_axes, X...>>,
+                diag::expect<ok, shaped::detail::described<diag::in_features, In>,
+                             shaped::detail::described<diag::input_last, last>,
+                             shaped::detail::described<diag::tensor_axes, X...>>,
                 "shaped::nn::linear<In, Out>(x): x's last axis must be the layer's in_features axis; "
                 "check what was concatenated or projected into it");
             if constexpr (ok && std::is_same_v<XValue, Value>) {
                 return [&]<std::size_t... I>(std::index_sequence<I...>) {
-                    using result_t = tensor<Value, detail::axis_at_t<I, X...>..., Out>;
+                    using result_t = tensor<Value, shaped::detail::axis_at_t<I, X...>..., Out>;
                     const std::size_t rows = x.numel() / In::extent;
-                    result_t out(detail::take_extents<typename result_t::extents_type,
-                                                      std::array<detail::axis_source, n>{detail::axis_source{0, I}...,
-                                                                                         detail::axis_source{}}>(x.shape),
+                    using source = shaped::detail::axis_source;
+                    result_t out(shaped::detail::take_extents<typename result_t::extents_type,
+                                                              std::array<source, n>{source{0, I}..., source{}}>(x.shape),
                                  uninitialized);
                     Value* y = out.data();
-                    detail::gemm(x.storage().data(), weight.data(), y, rows, Out::extent, In::extent, true);
+                    shaped::detail::gemm(x.storage().data(), weight.data(), y, rows, Out::extent, In::extent, true);
                     if (bias) {
                         const Value* b = bias->data();
                         for (std::size_t r = 0; r < rows; ++r)

@@ -30,7 +30,8 @@ namespace shaped::nn {
 /// (`DOut → DOut`, with bias), dropout, causal mask; forward `view(b, num_tokens, num_heads, head_dim)`,
 /// `transpose(1, 2)`, `queries @ keys.transpose(2, 3)`, mask, softmax of the scores over
 /// `sqrt(head_dim)`, dropout, `(attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens,
-/// d_out)`, out_proj. Like an `nn.Module`, a new module is in training mode: call `eval()`.
+/// d_out)`, out_proj. Like an `nn.Module`, a new module is in training mode: call `eval()`. The call draws its
+/// dropout from `gen`, the default generator unless given (one per thread for reproducible draws).
 /// The steps are fused where the numbers allow it, bit for bit: masked_fill, the division and softmax
 /// make one pass over each row of scores, which then become the weights in place; each head's
 /// `attn_weights @ values` is written straight where `.transpose(1, 2).contiguous()` would put it.
@@ -68,7 +69,7 @@ public:
     void eval() noexcept { dropout.eval(); }
 
     template <class Layout, Axis... X>
-    auto operator()(const basic_tensor<float, Layout, X...>& x) const {
+    auto operator()(const basic_tensor<float, Layout, X...>& x, torch::generator& gen = torch::default_generator()) const {
         if constexpr (DOut::extent % NumHeads::extent == 0 && detail::input_ok<3, DIn, ContextLength, X...>()) {
             using b = shaped::detail::axis_at_t<0, X...>;
             using num_tokens = shaped::detail::axis_at_t<1, X...>;
@@ -84,7 +85,7 @@ public:
             auto v = std::move(values).template transpose<1, 2>().template rename<b, NumHeads, num_keys, head_dim>();
 
             auto attn_scores = matmul(q, std::move(k).template transpose<2, 3>());  // (b, num_heads, num_tokens, key<...>)
-            auto attn_weights = detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, head_dim::extent);
+            auto attn_weights = detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, head_dim::extent, gen);
 
             // (attn_weights @ values).transpose(1, 2).contiguous(), each head's product written in place.
             auto context_vec = shaped::detail::matmul_merge_heads(attn_weights, v);

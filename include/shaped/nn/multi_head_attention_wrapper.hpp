@@ -48,10 +48,10 @@ public:
     void eval() noexcept { train(false); }
 
     template <class Layout, Axis... X>
-    auto operator()(const basic_tensor<float, Layout, X...>& x) const {
+    auto operator()(const basic_tensor<float, Layout, X...>& x, torch::generator& gen = torch::default_generator()) const {
         return [&]<std::size_t... H>(std::index_sequence<H...>) {
             // Heads run in order, so that their dropout draws come in PyTorch's order.
-            std::array outputs{heads[H](x)...};
+            std::array outputs{heads[H](x, gen)...};
             return cat<-1>(outputs);
         }(std::make_index_sequence<NumHeads::extent>{});
     }

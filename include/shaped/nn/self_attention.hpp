@@ -38,7 +38,8 @@ struct key_span {
 // other, with the same operations on each element, so the weights are bit for bit the same; the
 // scores' buffer becomes the weights'.
 template <class Tokens, class Value, class Layout, Axis... S, class Mask, class Dropout>
-auto causal_weights(basic_tensor<Value, Layout, S...> scores, const Mask& mask, const Dropout& dropout, std::size_t d) {
+auto causal_weights(basic_tensor<Value, Layout, S...> scores, const Mask& mask, const Dropout& dropout, std::size_t d,
+                    torch::generator& gen = torch::default_generator()) {
     constexpr std::size_t n = sizeof...(S);
     static_assert(n >= 2 && std::is_same_v<shaped::detail::axis_at_t<n - 2, S...>, Tokens> &&
                       std::is_same_v<shaped::detail::axis_at_t<n - 1, S...>, key<Tokens>> &&
@@ -95,7 +96,7 @@ auto causal_weights(basic_tensor<Value, Layout, S...> scores, const Mask& mask, 
             }
             shaped::detail::softmax_finish(row, tk, mx, sp.lo, sp.hi);
         }
-    return dropout(std::move(weights));
+    return dropout(std::move(weights), gen);
 }
 
 // Checks a module's input once, up front, so that a bad input gives one error and not one per step of

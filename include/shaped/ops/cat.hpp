@@ -21,15 +21,28 @@ namespace shaped {
 
 namespace detail {
 
-// A run-time axis that `cat` extends: the parts along it are that axis or `one` (a sequence and the token
-// appended to it), and the result is that axis again, its extent the sum, checked against its bound.
+// A single position: `one`, or the `reduced<...>` a keepdim reduction leaves (`argmax(..., keepdim=True)`).
+template <class A>
+inline constexpr bool unit_part = std::is_same_v<A, one> || is_reduced<A>;
+
+// The run-time axis that `cat` extends: the parts along it are that axis or single positions (a sequence and
+// the token appended to it), and the result is that axis again, its extent the sum, checked against its bound.
+template <class First, class... Rest>
+struct extended_axis {
+    using type = std::conditional_t<unit_part<First>, typename extended_axis<Rest...>::type, First>;
+};
+template <class Last>
+struct extended_axis<Last> {
+    using type = Last;
+};
+
 template <class First, class... Rest>
 constexpr bool extends_run_time_axis() {
-    using tokens = std::conditional_t<std::is_same_v<First, one>, std::tuple_element_t<0, std::tuple<Rest..., one>>, First>;
+    using tokens = typename extended_axis<First, Rest...>::type;
     if constexpr (DynamicAxis<tokens>)
         return tokens::dynamic_atoms == 1 && tokens::static_factor == 1 &&
-               ((std::is_same_v<First, tokens> || std::is_same_v<First, one>) && ... &&
-                (std::is_same_v<Rest, tokens> || std::is_same_v<Rest, one>));
+               ((std::is_same_v<First, tokens> || unit_part<First>) && ... &&
+                (std::is_same_v<Rest, tokens> || unit_part<Rest>));
     else
         return false;
 }
@@ -53,8 +66,7 @@ auto joined_axis() {
     } else if constexpr (count == 1) {
         return hana::type_c<First>;  // torch.cat([x]) is x
     } else if constexpr (extends_run_time_axis<First, Rest...>()) {
-        return hana::type_c<std::conditional_t<std::is_same_v<First, one>, std::tuple_element_t<0, std::tuple<Rest...>>,
-                                               First>>;
+        return hana::type_c<typename extended_axis<First, Rest...>::type>;
     } else {
         return hana::type_c<concat<First, Rest...>>;
     }
@@ -180,8 +192,9 @@ auto cat_impl(const Parts&... parts) {
 ///
 /// Shapes: parts `(..., P_i, ...)` with the same axes elsewhere give `(..., J, ...)`. `J` is the declared
 /// axis when the parts are its heads (`num_heads` tensors of `head_dim = d_out / num_heads` give `d_out`);
-/// the run-time axis `A` when every part is along `A` or `shaped::one` (a sequence and the token appended
-/// to it: `A`'s extent grows, up to its bound); otherwise `J` is `concat<P_0, ..., P_n-1>`, an axis of its
+/// the run-time axis `A` when every part is along `A` or a single position, `shaped::one` or the
+/// `reduced<...>` of a keepdim reduction (a sequence and the token appended to it: `A`'s extent grows, up to
+/// its bound); otherwise `J` is `concat<P_0, ..., P_n-1>`, an axis of its
 /// own: three full-width `d_out` heads give `concat<d_out, d_out, d_out>` (18 wide), which no
 /// `linear<d_out, d_out>` accepts.
 /// Element type: all parts the same. Parts: a `hana::tuple` of tensors, or a `std::array` of tensors

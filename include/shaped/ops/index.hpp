@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "../diagnostics.hpp"
@@ -82,25 +83,33 @@ auto select(const basic_tensor<V, L, X...>& x, long long index) {
 }
 
 /// The last `n` positions of the run-time axis named `A` (all of them when it has fewer): `idx[:, -n:]`,
-/// the book's crop of the context. The result keeps the axis `A`, with extent `min(n, x.shape[A])`.
+/// the book's crop of the context. The result keeps the axis `A`, or takes the run-time axis `To` (a model's
+/// token axis, say, where `A` is a longer sequence), with extent `min(n, x.shape[A])`.
 ///
-/// Shapes: `(..., A, ...)` to `(..., A, ...)`; contiguous (a copy). Element type: any.
-/// Errors: compile time, `A` not an axis of `x`, or a static axis (its extent could not change; slice a
-/// static axis to a declared prefix instead). Thrown: `shape_error` when `n` is 0.
+/// Shapes: `(..., A, ...)` to `(..., To, ...)`; contiguous (a copy). Element type: any.
+/// Errors: compile time, `A` not an axis of `x`; `A` or `To` a static axis (its extent could not change;
+/// slice a static axis to a declared prefix instead). Thrown (`shape_error`): `n` is 0, or the positions kept
+/// are more than `To`'s bound.
 /// Source: Python slicing `x[:, -n:]`; `idx[:, -context_size:]` in the book's `generate_text_simple`.
-/// Example: `auto idx_cond = shaped::last<num_tokens>(idx, context_length::extent);`
-template <Axis A, class V, class L, Axis... X>
+/// Example: `auto idx_cond = shaped::last<seq_len, num_tokens>(idx, context_length::extent);`
+template <Axis A, Axis To = A, class V, class L, Axis... X>
 auto last(const basic_tensor<V, L, X...>& x, std::size_t n) {
     constexpr bool ok = detail::count_of_v<A, X...> == 1 && DynamicAxis<A> && A::dynamic_atoms == 1 &&
-                        A::static_factor == 1;
-    static_assert(diag::expect<ok, detail::described<diag::expected_axes, A>, detail::described<diag::tensor_axes, X...>>,
-                  "shaped::last<A>(x, n): A must be a run-time axis of x (its extent changes); a static axis is cut "
-                  "with slice<...>() to an axis declared within it");
+                        A::static_factor == 1 && DynamicAxis<To> && To::dynamic_atoms == 1 && To::static_factor == 1;
+    static_assert(diag::expect<ok, detail::described<diag::expected_axes, A, To>,
+                               detail::described<diag::tensor_axes, X...>>,
+                  "shaped::last<A, To>(x, n): A must be a run-time axis of x, and To a run-time axis (their extents "
+                  "change); a static axis is cut with slice<...>() to an axis declared within it");
     if constexpr (ok) {
         constexpr std::size_t d = detail::index_of<A, X...>(), rank = sizeof...(X);
         if (n == 0) throw shape_error("last<A>(x, n)", "n >= 1", "n = 0");
         const std::size_t len = x.shape.extent(d), keep = std::min(n, len);
-        using result_t = tensor<V, X...>;
+        if constexpr (!std::is_same_v<A, To>)
+            if (keep > To::bound) [[unlikely]]
+                throw shape_error("last<A, To>(x, n)",
+                                  axis_name<To>() + " <= " + std::to_string(To::bound) + " (its bound)",
+                                  std::to_string(keep) + " positions of " + axis_name<A>() + " kept");
+        using result_t = tensor<V, std::conditional_t<std::is_same_v<X, A>, To, X>...>;
         const auto e = [&] {
             auto dyn = x.shape.dynamic();
             dyn[extents<X...>::atom_offsets[d]] = keep;

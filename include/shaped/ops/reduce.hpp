@@ -4,6 +4,9 @@
 /// \file
 /// Reductions over one named axis: `sum`, `mean`, `var`, `max` and `argmax`, with PyTorch's `keepdim`.
 
+#include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -50,8 +53,111 @@ struct reduce_result<Value, D, Keep, std::index_sequence<I...>, Axes...> {
     }();
 };
 
-// One pass per (outer, inner) position over the `len` elements `inner` apart. Sums and the variance
-// accumulate in double (PyTorch's float sum is a cascade in float: results agree to float rounding).
+// PyTorch 1.13's CPU sum, in its order of additions, so that sums and means are bit for bit PyTorch's
+// (aten/src/ATen/native/cpu/SumKernel.cpp, `cascade_sum`, at the AVX2 capability: 32-byte vectors). The
+// elements are added in the element type, in up to four levels of chunks so that only partial sums of
+// similar size meet (`multi_row_sum`), four rows at a time (`row_sum`). A reduction over the last axis sums
+// each row in vectors, then adds the tail and the lanes; one over another axis sums columns, 32-byte vectors
+// of them side by side, then one by one.
+template <class T, std::size_t W>
+struct sum_lanes {
+    std::array<T, W> v{};
+    sum_lanes& operator+=(const sum_lanes& o) noexcept {
+        for (std::size_t l = 0; l < W; ++l) v[l] += o.v[l];
+        return *this;
+    }
+};
+
+constexpr std::size_t ceil_log2(std::size_t x) noexcept { return x <= 2 ? 1 : std::bit_width(x - 1); }
+
+// `Rows` sums at once over `size` steps; `load(i, k)` is step i of sum k.
+template <class Acc, std::size_t Rows, class Load>
+std::array<Acc, Rows> multi_row_sum(Load load, std::size_t size) {
+    constexpr std::size_t levels = 4;
+    const std::size_t power = std::max<std::size_t>(4, ceil_log2(size) / levels), step = std::size_t{1} << power;
+    const std::size_t mask = step - 1;
+    std::array<std::array<Acc, Rows>, levels> acc{};
+    std::size_t i = 0;
+    while (i + step <= size) {
+        for (std::size_t j = 0; j < step; ++j, ++i)
+            for (std::size_t k = 0; k < Rows; ++k) acc[0][k] += load(i, k);
+        for (std::size_t j = 1; j < levels; ++j) {
+            for (std::size_t k = 0; k < Rows; ++k) {
+                acc[j][k] += acc[j - 1][k];
+                acc[j - 1][k] = Acc{};
+            }
+            if ((i & (mask << (j * power))) != 0) break;
+        }
+    }
+    for (; i < size; ++i)
+        for (std::size_t k = 0; k < Rows; ++k) acc[0][k] += load(i, k);
+    for (std::size_t j = 1; j < levels; ++j)
+        for (std::size_t k = 0; k < Rows; ++k) acc[0][k] += acc[j][k];
+    return acc[0];
+}
+
+// One sum of `size` terms, `load(i)`, as four interleaved partial sums.
+template <class Acc, class Load>
+Acc row_sum(Load load, std::size_t size) {
+    constexpr std::size_t ilp = 4;
+    const std::size_t quads = size / ilp;
+    auto partial = multi_row_sum<Acc, ilp>([&](std::size_t i, std::size_t k) { return load(i * ilp + k); }, quads);
+    for (std::size_t i = quads * ilp; i < size; ++i) partial[0] += load(i);
+    for (std::size_t k = 1; k < ilp; ++k) partial[0] += partial[k];
+    return partial[0];
+}
+
+template <class T>
+inline constexpr std::size_t sum_width = 32 / sizeof(T);
+
+template <class T>
+sum_lanes<T, sum_width<T>> load_lanes(const T* p) noexcept {
+    sum_lanes<T, sum_width<T>> l;
+    std::copy_n(p, sum_width<T>, l.v.data());
+    return l;
+}
+
+// The sum of `p[0..n)`.
+template <class T>
+T inner_sum(const T* p, std::size_t n) {
+    constexpr std::size_t w = sum_width<T>;
+    if (n < w) return row_sum<T>([p](std::size_t i) { return p[i]; }, n);
+    const std::size_t vectors = n / w;
+    const auto lanes = row_sum<sum_lanes<T, w>>([p](std::size_t i) { return load_lanes(p + i * w); }, vectors);
+    T total = 0;
+    for (std::size_t k = vectors * w; k < n; ++k) total += p[k];
+    for (std::size_t l = 0; l < w; ++l) total += lanes.v[l];
+    return total;
+}
+
+// out[j] = the sum over i < len of p[i * cols + j], for every j < cols.
+template <class T>
+void outer_sum(const T* p, std::size_t len, std::size_t cols, T* out) {
+    constexpr std::size_t w = sum_width<T>;
+    using lanes = sum_lanes<T, w>;
+    std::size_t j = 0;
+    const auto column = [&](std::size_t c) { return row_sum<T>([&](std::size_t i) { return p[i * cols + c]; }, len); };
+    if (cols >= w) {
+        for (; j + 4 * w <= cols; j += 4 * w) {
+            const auto s = multi_row_sum<lanes, 4>(
+                [&](std::size_t i, std::size_t k) { return load_lanes(p + i * cols + j + k * w); }, len);
+            for (std::size_t k = 0; k < 4; ++k) std::copy_n(s[k].v.data(), w, out + j + k * w);
+        }
+        for (; j + w <= cols; j += w) {
+            const auto s = row_sum<lanes>([&](std::size_t i) { return load_lanes(p + i * cols + j); }, len);
+            std::copy_n(s.v.data(), w, out + j);
+        }
+    } else {
+        for (; j + 4 <= cols; j += 4) {
+            const auto s = multi_row_sum<T, 4>([&](std::size_t i, std::size_t k) { return p[i * cols + j + k]; }, len);
+            std::copy_n(s.data(), 4, out + j);
+        }
+    }
+    for (; j < cols; ++j) out[j] = column(j);
+}
+
+// max, argmax and var of the `len` elements `step` apart. The variance accumulates in double, as PyTorch's
+// Welford reduction does (the float result agrees with PyTorch's to its rounding).
 template <reduction Kind, class Out, class In>
 Out reduce_row(const In* p, std::size_t len, std::size_t step, bool unbiased) {
     if constexpr (Kind == reduction::max || Kind == reduction::argmax) {
@@ -72,22 +178,14 @@ Out reduce_row(const In* p, std::size_t len, std::size_t step, bool unbiased) {
     } else {
         double sum = 0;
         for (std::size_t j = 0; j < len; ++j) sum += static_cast<double>(p[j * step]);
-        if constexpr (Kind == reduction::sum) {
-            return static_cast<Out>(sum);
-        } else {
-            const double mean = sum / static_cast<double>(len);
-            if constexpr (Kind == reduction::mean) {
-                return static_cast<Out>(mean);
-            } else {
-                double sq = 0;
-                for (std::size_t j = 0; j < len; ++j) {
-                    const double d = static_cast<double>(p[j * step]) - mean;
-                    sq += d * d;
-                }
-                const std::size_t dof = unbiased ? len - 1 : len;
-                return static_cast<Out>(dof == 0 ? std::numeric_limits<double>::quiet_NaN() : sq / static_cast<double>(dof));
-            }
+        const double mean = sum / static_cast<double>(len);
+        double sq = 0;
+        for (std::size_t j = 0; j < len; ++j) {
+            const double d = static_cast<double>(p[j * step]) - mean;
+            sq += d * d;
         }
+        const std::size_t dof = unbiased ? len - 1 : len;
+        return static_cast<Out>(dof == 0 ? std::numeric_limits<double>::quiet_NaN() : sq / static_cast<double>(dof));
     }
 }
 
@@ -113,9 +211,22 @@ auto reduce(const basic_tensor<Value, Layout, Axes...>& x, bool unbiased = true)
         for (std::size_t i = d + 1; i < n; ++i) inner *= x.shape.extent(i);
         const std::size_t outer = x.numel() / (len * inner);
         out_value* y = out.data();
-        for (std::size_t o = 0; o < outer; ++o)
-            for (std::size_t i = 0; i < inner; ++i)
-                *y++ = reduce_row<Kind, out_value>(p + o * len * inner + i, len, inner, unbiased);
+        if constexpr (Kind == reduction::sum || Kind == reduction::mean) {
+            for (std::size_t o = 0; o < outer; ++o, y += inner) {
+                if (inner == 1)
+                    *y = inner_sum(p + o * len, len);
+                else
+                    outer_sum(p + o * len * inner, len, inner, y);
+            }
+            if constexpr (Kind == reduction::mean) {  // PyTorch's CPU mean: the sum, then `div_(len)`
+                const Value n = static_cast<Value>(len);
+                for (std::size_t i = 0; i < out.numel(); ++i) out.data()[i] /= n;
+            }
+        } else {
+            for (std::size_t o = 0; o < outer; ++o)
+                for (std::size_t i = 0; i < inner; ++i)
+                    *y++ = reduce_row<Kind, out_value>(p + o * len * inner + i, len, inner, unbiased);
+        }
         return out;
     } else {
         return diag::failed_shape_check{};
@@ -141,7 +252,9 @@ auto reduce_named(const basic_tensor<Value, Layout, Axes...>& x, bool unbiased =
 /// with `keepdim` it stays as `reduced<A>`, of extent 1.
 ///
 /// Shapes: `(..., A, ...)` to `(..., ...)`, or `(..., reduced<A>, ...)` with keepdim. Element type: float or
-/// double; the sum accumulates in double (PyTorch's cascade sum in float agrees to float rounding).
+/// double; the sum adds in the element type in PyTorch 1.13's order (its CPU cascade sum at the AVX2
+/// capability), so it is PyTorch's bit for bit, except for a 1-d tensor of 32768 elements or more, which
+/// PyTorch splits between its threads (then equal to float rounding).
 /// Errors: compile time, an axis `x` does not have (or has twice), a dimension out of range. Nothing is thrown.
 /// Source: `torch.sum(x, dim, keepdim)`.
 /// Example: `auto total = x.sum<emb_dim>();`
@@ -162,7 +275,8 @@ auto sum(const basic_tensor<V, L, X...>& x, keepdim_t) {
     return detail::reduce<detail::reduction::sum, true, Dim>(x);
 }
 
-/// The mean over the axis named `A` (or at `Dim`); shapes, errors and keepdim as `sum`.
+/// The mean over the axis named `A` (or at `Dim`); shapes, errors and keepdim as `sum`. As PyTorch's CPU
+/// mean, the sum divided by the extent: bit for bit PyTorch's where the sum is.
 /// Source: `torch.mean(x, dim, keepdim)`; `x.mean(dim=-1, keepdim=True)` in the book's `LayerNorm`.
 /// Example: `auto mean = x.mean<emb_dim>(shaped::keepdim);   // (batch, num_tokens, reduced<emb_dim>)`
 template <Axis A, class V, class L, Axis... X>

@@ -1,0 +1,66 @@
+#ifndef SHAPED_NN_LAYER_NORM_HPP
+#define SHAPED_NN_LAYER_NORM_HPP
+
+/// \file
+/// `nn::layer_norm<Emb>` and `nn::gelu`: the book's `LayerNorm` and `GELU` (chapter 4).
+
+#include <type_traits>
+
+#include "../diagnostics.hpp"
+#include "../tensor.hpp"
+
+namespace shaped::nn {
+
+/// Normalises the last axis to mean 0 and variance 1, then scales and shifts it.
+///
+/// Shapes: `scale` and `shift` are `(Emb)`; the call maps `(..., Emb)` to `(..., Emb)`. Inside, the mean and
+/// the variance are `(..., reduced<Emb>)` (taken over `Emb` with keepdim), which broadcast back against `Emb`
+/// only. Element type: float.
+/// Errors: compile time, an input whose last axis is not `Emb`. Nothing is thrown.
+/// Source: the book's `LayerNorm` (chapter 4): eps 1e-5, `scale` ones and `shift` zeros,
+/// `(x - mean) / sqrt(var + eps)` with `var(unbiased=False)`, then `scale * norm_x + shift`. Mean and variance
+/// accumulate in double (PyTorch's float reductions agree to float rounding).
+/// Example: `shaped::nn::layer_norm<emb_dim> norm1;  auto y = norm1(x);`
+template <Axis Emb>
+class layer_norm {
+    static_assert(StaticAxis<Emb>, "shaped::nn::layer_norm<Emb>: the normalised axis is a static axis");
+
+public:
+    using normalized_shape = Emb;
+    static constexpr float eps = 1e-5f;
+
+    tensor<float, Emb> scale = ones<Emb>();
+    tensor<float, Emb> shift;
+
+    template <class Layout, Axis... X>
+    auto operator()(const basic_tensor<float, Layout, X...>& x) const {
+        constexpr std::size_t n = sizeof...(X);
+        using last = shaped::detail::axis_at_t<(n > 0 ? n - 1 : 0), X..., Emb>;
+        constexpr bool ok = n >= 1 && same_axis_v<last, Emb>;
+        static_assert(diag::expect<ok, shaped::detail::described<diag::in_features, Emb>,
+                                   shaped::detail::described<diag::tensor_axes, X...>>,
+                      "shaped::nn::layer_norm<Emb>(x): x's last axis must be the axis the layer normalises");
+        if constexpr (ok) {
+            auto mean = x.template mean<-1>(keepdim);
+            auto var = x.template var<-1>(keepdim, false);
+            auto norm_x = (x - mean) / shaped::sqrt(std::move(var) + eps);
+            return scale * norm_x + shift;
+        } else {
+            return diag::failed_shape_check{};
+        }
+    }
+};
+
+/// The tanh approximation of GELU as a module: `shaped::gelu` (ops/math.hpp).
+///
+/// Shapes: unchanged. Element type: float or double. Errors: none. Source: the book's `GELU` (chapter 4).
+struct gelu {
+    template <class V, class Layout, Axis... X>
+    auto operator()(const basic_tensor<V, Layout, X...>& x) const {
+        return shaped::gelu(x);
+    }
+};
+
+}  // namespace shaped::nn
+
+#endif

@@ -1,0 +1,70 @@
+#ifndef SHAPED_NN_TRANSFORMER_BLOCK_HPP
+#define SHAPED_NN_TRANSFORMER_BLOCK_HPP
+
+/// \file
+/// `nn::transformer_block<Config>`: the book's pre-norm `TransformerBlock` (chapter 4).
+
+#include <utility>
+
+#include "../diagnostics.hpp"
+#include "../tensor.hpp"
+#include "../torch/generator.hpp"
+#include "dropout.hpp"
+#include "feed_forward.hpp"
+#include "gpt_config.hpp"
+#include "layer_norm.hpp"
+#include "multi_head_attention.hpp"
+
+namespace shaped::nn {
+
+/// Multi-head causal attention and a feed-forward network, each after a layer norm and around a shortcut.
+///
+/// Shapes: the call maps `(batch, num_tokens, emb_dim)` to the same, `num_tokens` declared within the
+/// config's `context_length` (static or run-time). Element type: float.
+/// Errors: compile time, an input whose last axis is not the config's `emb_dim` (one error, at the call), and
+/// the attention's rules on the token axis. Thrown: `std::invalid_argument` for a dropout outside [0, 1].
+/// Source: the book's `TransformerBlock` (chapter 4): `att`, `ff`, `norm1`, `norm2`, `drop_shortcut`, created
+/// in that order; `x = x + drop_shortcut(att(norm1(x)))`, then `x = x + drop_shortcut(ff(norm2(x)))`. Like an
+/// `nn.Module`, a new block is in training mode; the call draws its dropout from `gen`.
+/// Example: `shaped::nn::transformer_block<shaped::nn::gpt2_124m> block;  auto y = block(x);`
+template <GptConfig Config>
+class transformer_block {
+    using emb = typename Config::emb_dim;
+
+public:
+    multi_head_attention<emb, emb, typename Config::context_length, typename Config::n_heads> att;
+    feed_forward<emb> ff;
+    layer_norm<emb> norm1;
+    layer_norm<emb> norm2;
+    nn::dropout drop_shortcut;
+
+    explicit transformer_block(torch::generator& gen = torch::default_generator())
+        : att(Config::drop_rate, Config::qkv_bias, gen), ff(gen), drop_shortcut(Config::drop_rate) {}
+
+    void train(bool mode = true) noexcept {
+        att.train(mode);
+        drop_shortcut.train(mode);
+    }
+    void eval() noexcept { train(false); }
+
+    template <class Layout, Axis... X>
+    auto operator()(const basic_tensor<float, Layout, X...>& x, torch::generator& gen = torch::default_generator()) const {
+        constexpr std::size_t n = sizeof...(X);
+        using last = shaped::detail::axis_at_t<(n > 0 ? n - 1 : 0), X..., emb>;
+        constexpr bool ok = n == 3 && same_axis_v<last, emb>;
+        static_assert(diag::expect<ok, shaped::detail::described<diag::in_features, emb>,
+                                   shaped::detail::described<diag::tensor_axes, X...>>,
+                      "shaped::nn::transformer_block(x): x must be (batch, num_tokens, emb_dim), its last axis the "
+                      "model's emb_dim");
+        if constexpr (ok) {
+            auto h = drop_shortcut(att(norm1(x), gen), gen) + x;  // the shortcut around the attention
+            return drop_shortcut(ff(norm2(h)), gen) + h;           // and around the feed-forward network
+        } else {
+            return diag::failed_shape_check{};
+        }
+    }
+};
+
+}  // namespace shaped::nn
+
+#endif
