@@ -193,11 +193,19 @@ template <reduction Kind, bool Keep, int Dim, class Value, class Layout, Axis...
 auto reduce(const basic_tensor<Value, Layout, Axes...>& x, bool unbiased = true) {
     constexpr std::size_t n = sizeof...(Axes);
     constexpr bool ok = n >= 1 && dim_in_range(Dim, n);
-    static_assert(diag::expect<ok, diag::dims<Dim>, described<diag::tensor_axes, Axes...>>,
-                  "shaped::sum/mean/var/max/argmax<Dim>(x): dimension out of range; a tensor of rank n takes "
-                  "dimensions -n to n-1");
+    // One message per op, so that each names itself as it was called (only the op's own can fire).
+    static_assert(diag::expect<ok || Kind != reduction::sum, diag::dims<Dim>, described<diag::tensor_axes, Axes...>>,
+                  "shaped::sum<Dim>(x): dimension out of range; a tensor of rank n takes dimensions -n to n-1");
+    static_assert(diag::expect<ok || Kind != reduction::mean, diag::dims<Dim>, described<diag::tensor_axes, Axes...>>,
+                  "shaped::mean<Dim>(x): dimension out of range; a tensor of rank n takes dimensions -n to n-1");
+    static_assert(diag::expect<ok || Kind != reduction::var, diag::dims<Dim>, described<diag::tensor_axes, Axes...>>,
+                  "shaped::var<Dim>(x): dimension out of range; a tensor of rank n takes dimensions -n to n-1");
+    static_assert(diag::expect<ok || Kind != reduction::max, diag::dims<Dim>, described<diag::tensor_axes, Axes...>>,
+                  "shaped::max<Dim>(x): dimension out of range; a tensor of rank n takes dimensions -n to n-1");
+    static_assert(diag::expect<ok || Kind != reduction::argmax, diag::dims<Dim>, described<diag::tensor_axes, Axes...>>,
+                  "shaped::argmax<Dim>(x): dimension out of range; a tensor of rank n takes dimensions -n to n-1");
     static_assert(Kind == reduction::argmax || Kind == reduction::max || std::is_floating_point_v<Value>,
-                  "shaped::sum/mean/var(x): elements must be float or double");
+                  "shaped::sum/mean/var(x): elements must be float or double; convert integers with .to<float>()");
     if constexpr (ok) {
         constexpr std::size_t d = wrap_dim(Dim, n);
         using out_value = std::conditional_t<Kind == reduction::argmax, std::int64_t, Value>;
@@ -237,9 +245,27 @@ auto reduce(const basic_tensor<Value, Layout, Axes...>& x, bool unbiased = true)
 template <reduction Kind, bool Keep, class A, class Value, class Layout, class... Axes>
 auto reduce_named(const basic_tensor<Value, Layout, Axes...>& x, bool unbiased = true) {
     constexpr bool ok = count_of_v<A, Axes...> == 1;
-    static_assert(diag::expect<ok, described<diag::expected_axes, A>, described<diag::tensor_axes, Axes...>>,
-                  "shaped::sum/mean/var/max/argmax<A>(x): x has no axis A to reduce over (or has it more than once); "
-                  "name an axis of x, or give its dimension");
+    // One message per op, so that each names itself as it was called (only the op's own can fire).
+    static_assert(diag::expect<ok || Kind != reduction::sum, described<diag::expected_axes, A>,
+                               described<diag::tensor_axes, Axes...>>,
+                  "shaped::sum<A>(x): x has no axis A to reduce over (or has it more than once); name an axis of x, "
+                  "or give its dimension");
+    static_assert(diag::expect<ok || Kind != reduction::mean, described<diag::expected_axes, A>,
+                               described<diag::tensor_axes, Axes...>>,
+                  "shaped::mean<A>(x): x has no axis A to reduce over (or has it more than once); name an axis of x, "
+                  "or give its dimension");
+    static_assert(diag::expect<ok || Kind != reduction::var, described<diag::expected_axes, A>,
+                               described<diag::tensor_axes, Axes...>>,
+                  "shaped::var<A>(x): x has no axis A to reduce over (or has it more than once); name an axis of x, "
+                  "or give its dimension");
+    static_assert(diag::expect<ok || Kind != reduction::max, described<diag::expected_axes, A>,
+                               described<diag::tensor_axes, Axes...>>,
+                  "shaped::max<A>(x): x has no axis A to reduce over (or has it more than once); name an axis of x, "
+                  "or give its dimension");
+    static_assert(diag::expect<ok || Kind != reduction::argmax, described<diag::expected_axes, A>,
+                               described<diag::tensor_axes, Axes...>>,
+                  "shaped::argmax<A>(x): x has no axis A to reduce over (or has it more than once); name an axis of x, "
+                  "or give its dimension");
     if constexpr (ok)
         return reduce<Kind, Keep, static_cast<int>(index_of<A, Axes...>())>(x, unbiased);
     else
