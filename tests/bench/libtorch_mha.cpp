@@ -4,6 +4,8 @@
 
 #include <torch/torch.h>
 
+#include "libtorch_book.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -15,35 +17,6 @@ extern "C" void openblas_set_num_threads(int);
 
 namespace {
 
-struct MultiHeadAttentionImpl : torch::nn::Module {
-    MultiHeadAttentionImpl(int64_t d_in, int64_t d_out, int64_t context_length, int64_t num_heads)
-        : d_out(d_out), num_heads(num_heads), head_dim(d_out / num_heads) {
-        W_query = register_module("W_query", torch::nn::Linear(torch::nn::LinearOptions(d_in, d_out).bias(false)));
-        W_key = register_module("W_key", torch::nn::Linear(torch::nn::LinearOptions(d_in, d_out).bias(false)));
-        W_value = register_module("W_value", torch::nn::Linear(torch::nn::LinearOptions(d_in, d_out).bias(false)));
-        out_proj = register_module("out_proj", torch::nn::Linear(d_out, d_out));
-        mask = register_buffer("mask", torch::triu(torch::ones({context_length, context_length}), 1));
-    }
-
-    torch::Tensor forward(const torch::Tensor& x) {
-        const auto b = x.size(0), num_tokens = x.size(1);
-        auto keys = W_key(x).view({b, num_tokens, num_heads, head_dim}).transpose(1, 2);
-        auto queries = W_query(x).view({b, num_tokens, num_heads, head_dim}).transpose(1, 2);
-        auto values = W_value(x).view({b, num_tokens, num_heads, head_dim}).transpose(1, 2);
-        auto attn_scores = torch::matmul(queries, keys.transpose(2, 3));
-        auto mask_bool = mask.to(torch::kBool).index({torch::indexing::Slice(0, num_tokens),
-                                                      torch::indexing::Slice(0, num_tokens)});
-        attn_scores.masked_fill_(mask_bool, -std::numeric_limits<float>::infinity());
-        auto attn_weights = torch::softmax(attn_scores / std::sqrt(static_cast<double>(head_dim)), -1);
-        auto context_vec = torch::matmul(attn_weights, values).transpose(1, 2);
-        return out_proj(context_vec.contiguous().view({b, num_tokens, d_out}));
-    }
-
-    int64_t d_out, num_heads, head_dim;
-    torch::nn::Linear W_query{nullptr}, W_key{nullptr}, W_value{nullptr}, out_proj{nullptr};
-    torch::Tensor mask;
-};
-TORCH_MODULE(MultiHeadAttention);
 
 // What PyTorch's book class gives at the seed's sizes (seed 123, module first, then x = rand(1, 2, 6);
 // from tests/golden/book/chapter3.py): this peer must compute the same thing before it is timed.
@@ -57,7 +30,7 @@ void libtorch_mha(benchmark::State& state, int64_t b, int64_t t, int64_t d_in, i
     openblas_set_num_threads(static_cast<int>(state.range(0)));
     torch::NoGradGuard no_grad;
     torch::manual_seed(123);
-    MultiHeadAttention mha(d_in, d_out, t, heads);
+    book::MultiHeadAttention mha(d_in, d_out, t, heads);
     mha->eval();
     auto x = torch::rand({b, t, d_in});
     if (b == 1 && t == 2 && d_in == 6 && d_out == 6 && heads == 3) {

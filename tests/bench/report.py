@@ -4,7 +4,8 @@
 Usage (after the README's build): python3 tests/bench/report.py build [--before REV]
 It runs, in one go on this machine:
   1. the run-time benchmarks (build/tests/bench/mha_bench, and libtorch_bench when built): time per
-     forward pass, GFLOP/s, ratios in the same run;
+     forward pass, GFLOP/s, ratios in the same run; GPT-2 124M's forward pass and greedy generation
+     (gpt_bench, and libtorch_gpt when built);
   2. peak memory of one forward pass at GPT-2 small, batch 8, 1024 tokens;
   3. compile wall time and compiler peak memory for every example and unit-test file, with g++ and
      clang++ at -O2, against plain xtensor twins (tests/bench/plain/) where there is one;
@@ -68,6 +69,29 @@ def benchmarks(build, configs=CONFIGS, impls="[a-z_]+", threads="[0-9]+", env=No
                 if path.exists():
                     for key, value in run_benchmark(path, f"^({impls})/{config}/threads:({threads})$", env):
                         samples.setdefault(key, []).append(value)
+    median = lambda xs: sorted(xs)[len(xs) // 2]
+    return {k: (median([t for t, _ in v]), median([g for _, g in v])) for k, v in samples.items()}
+
+
+GPT_CONFIGS = ["forward_b2_t4", "forward_b1_t1024", "generate_b1_t4_new8"]
+
+
+def gpt_benchmarks(build):
+    """Median time and tokens/s per (impl, config, threads) for GPT-2 124M. Each process draws the model's
+    weights once (seconds), so a round runs every configuration in one process per peer; the peers take
+    turns, round by round."""
+    samples = {}
+    exes = [build / "tests" / "bench" / exe for exe in ["gpt_bench", "libtorch_gpt"]]
+    for r in range(ROUNDS):
+        for path in (exes if r % 2 == 0 else exes[::-1]):
+            if not path.exists():
+                continue
+            out = subprocess.run([str(path), "--benchmark_format=json", "--benchmark_min_time=0.3",
+                                  "--benchmark_min_warmup_time=0.1"], capture_output=True, text=True,
+                                 check=True).stdout
+            for b in json.loads(out)["benchmarks"]:
+                impl, config, threads = re.match(r"(\w+)/(\w+)/threads:(\d+)", b["name"]).groups()
+                samples.setdefault((impl, config, int(threads)), []).append((b["real_time"], b["tokens/s"]))
     median = lambda xs: sorted(xs)[len(xs) // 2]
     return {k: (median([t for t, _ in v]), median([g for _, g in v])) for k, v in samples.items()}
 
@@ -204,6 +228,7 @@ def main():
     gpt2 = [c for c in CONFIGS if c.startswith("gpt2")]
     no_trim = benchmarks(build, gpt2, "shaped_view|shaped_loop|hand_written|libtorch", "1",
                          dict(os.environ, GLIBC_TUNABLES=NO_TRIM))
+    gpt = gpt_benchmarks(build)
     memory = peak_memory(build)
     compiles = compile_times()
     before_after, static_before_after = [], {}
@@ -309,6 +334,26 @@ def main():
                           for i in ["shaped_view", "shaped_loop", "hand_written", "libtorch"])
         md.append(f"| {c} | {ms(sv)} | {ms(sl)} | {ms(hw)} | {ms(lt)} | {fmt(ratio(sv, hw), 2)} | "
                   f"{fmt(ratio(sv, lt), 2)} | {fmt(ratio(sl, lt), 2)} |")
+    md += ["", "## GPT-2 124M: forward pass and generation", "",
+           "The book's `GPTModel` with `GPT_CONFIG_124M` (chapter 4), evaluation mode: `nn::gpt_model<gpt2_124m>` "
+           "against the book's classes in LibTorch's C++ API (tests/bench/libtorch_book.hpp), same threads for "
+           "LibTorch's kernels and for OpenBLAS. Both peers first check their logits for the book's batch against "
+           "PyTorch's. `forward_bB_tT`: one forward pass over B sequences of T tokens; `generate_b1_t4_new8`: "
+           "`generate_text_simple` from \"Hello, I am\", 8 new tokens, every step recomputing the whole sequence. "
+           "Target: shaped no slower than LibTorch (shaped/LibTorch ≤ 1).", "",
+           "| config | threads | shaped (ms) | LibTorch (ms) | shaped/LibTorch | shaped tokens/s | LibTorch tokens/s |",
+           "|---|---|---|---|---|---|---|"]
+    gpt_ratios = []
+    for c in GPT_CONFIGS:
+        for t in (1, 2):
+            sg, lg = gpt.get(("shaped_gpt", c, t)), gpt.get(("libtorch_gpt", c, t))
+            r = ratio(sg[0] if sg else None, lg[0] if lg else None)
+            if r is not None:
+                gpt_ratios.append(r)
+            md.append(f"| {c} | {t} | {ms(sg[0] if sg else None)} | {ms(lg[0] if lg else None)} | {fmt(r, 2)} | "
+                      f"{fmt(sg[1] if sg else None, 1)} | {fmt(lg[1] if lg else None, 1)} |")
+    if gpt_ratios:
+        md.append(f"\nshaped/LibTorch over these points: {min(gpt_ratios):.2f}–{max(gpt_ratios):.2f}.")
     md += ["", "## Peak memory, GPT-2 small, batch 8, 1024 tokens", "",
            "One forward pass in a process of its own. The book's form needs the scores, (8, 12, 1024, 1024) "
            "floats, 402.7 MB; PyTorch makes the scaled scores and the weights as new tensors of that size, where "

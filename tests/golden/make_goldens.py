@@ -311,6 +311,15 @@ def make_chapter4(h):
                  "generate_text_simple(model, [[5, 17, 96]], max_new_tokens=15, context_size=4)")
         h.tensor("gpt_61_generate_batch", book["generate_text_simple"](model, ids[:, :2], 3, 16),
                  "generate_text_simple(model, ids[:, :2], max_new_tokens=3, context_size=16)")
+        # GPT-2 124M in eval mode on the book's batch: the first 8 logits of every position, what the
+        # benchmarks' peers (shaped and LibTorch) must both compute before they are timed.
+        torch.manual_seed(123)
+        gpt2 = book["GPTModel"](book["GPT_CONFIG_124M"])
+        gpt2.eval()
+        book_ids = torch.tensor([[6109, 3626, 6100, 345], [6109, 1110, 6622, 257]])
+        h.tensor("gpt2_124m_eval_head", gpt2(book_ids)[:, :, :8],
+                 "torch.manual_seed(123); GPTModel(GPT_CONFIG_124M).eval()(book batch)[:, :, :8]")
+        del gpt2
         counts = [sum(p.numel() for p in model.parameters())]
         torch.manual_seed(63)
         counts.append(sum(p.numel() for p in book["GPTModel"](dict(TINY_GPT, qkv_bias=True)).parameters()))
