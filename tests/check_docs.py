@@ -6,23 +6,28 @@ In the Markdown files given (README.md, docs/*.md):
       line for line, the text between the two `// [simple]` markers of that file (common indent removed);
   <!-- snippet: tests/compile_fail/06_matmul_without_transpose.cpp -->   (no #region): the whole file;
   <!-- error: tests/compile_fail/06_matmul_without_transpose.cpp -->   followed by a ``` block: the block
-      must contain that case's `// expect-error:` text, which the compile-fail test asserts.
+      must contain that case's `// expect-error:` text, which the compile-fail test asserts;
+  <!-- output: tests/golden/book/chapter4.out -->   followed by a ``` block: the block must be a run of whole
+      lines of that file (what PyTorch printed, which the test suite checks the example against).
+In a Python file, a region is marked by `# [name]` lines.
 With --all-cases DOC, every compile-fail case (but the runner's sanity cases) must be shown in DOC.
-Usage: check_docs.py ROOT [--all-cases docs/08-reading-errors.md] FILE.md ...
+Usage: check_docs.py ROOT [--all-cases docs/09-reading-errors.md] FILE.md ...
 """
 import pathlib
 import re
 import sys
 import textwrap
 
-MARK = re.compile(r"<!--\s*(snippet|error):\s*(\S+?)\s*-->\s*\n```[a-z+]*\n(.*?)```", re.S)
+MARK = re.compile(r"<!--\s*(snippet|error|output):\s*(\S+?)\s*-->\s*\n```[a-z+]*\n(.*?)```", re.S)
 
 
 def region(path, name):
     text = path.read_text()
     if name is None:
         return text
-    m = re.search(rf"^[ \t]*// \[{re.escape(name)}\]\n(.*?)^[ \t]*// \[{re.escape(name)}\]\n", text, re.S | re.M)
+    comment = "#" if path.suffix == ".py" else "//"
+    m = re.search(rf"^[ \t]*{comment} \[{re.escape(name)}\]\n(.*?)^[ \t]*{comment} \[{re.escape(name)}\]\n", text,
+                  re.S | re.M)
     if not m:
         raise KeyError(f"{path}: no region [{name}]")
     return textwrap.dedent(m.group(1))
@@ -46,6 +51,10 @@ def main():
             path = root / file
             if not path.exists():
                 problems.append(f"{doc}: {ref}: no such file")
+                continue
+            if kind == "output":
+                if ("\n" + block) not in ("\n" + path.read_text()):
+                    problems.append(f"{doc}: the output shown from {ref} is not a run of its lines:\n{block}")
                 continue
             if kind == "snippet":
                 try:

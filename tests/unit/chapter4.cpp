@@ -64,6 +64,7 @@ struct num_tokens : shaped::axis<"num_tokens", 5> {};
 struct emb_dim : shaped::axis<"emb_dim", 40> {};
 
 // The tiny configuration of make_goldens.py: every shape of GPT-2's, in miniature.
+// [tiny_config]
 struct tiny {
     struct vocab_size : shaped::axis<"vocab_size", 97> {};
     struct context_length : shaped::axis<"context_length", 16> {};
@@ -75,6 +76,7 @@ struct tiny {
     static constexpr double drop_rate = 0.1;
     static constexpr bool qkv_bias = false;
 };
+// [tiny_config]
 struct tiny_with_bias : tiny {
     static constexpr bool qkv_bias = true;
 };

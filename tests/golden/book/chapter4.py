@@ -20,6 +20,7 @@ GPT_CONFIG_124M = {
 }
 
 
+# [py_layer_norm]
 class LayerNorm(nn.Module):
     def __init__(self, emb_dim):
         super().__init__()
@@ -32,6 +33,7 @@ class LayerNorm(nn.Module):
         var = x.var(dim=-1, keepdim=True, unbiased=False)
         norm_x = (x - mean) / torch.sqrt(var + self.eps)
         return self.scale * norm_x + self.shift
+# [py_layer_norm]
 
 
 class GELU(nn.Module):
@@ -78,14 +80,17 @@ class GPTModel(nn.Module):
         self.final_norm = LayerNorm(cfg["emb_dim"])
         self.out_head = nn.Linear(cfg["emb_dim"], cfg["vocab_size"], bias=False)
 
+    # [py_gpt_forward]
     def forward(self, in_idx):
         batch_size, seq_len = in_idx.shape
         x = self.tok_emb(in_idx) + self.pos_emb(torch.arange(seq_len))
         x = self.drop_emb(x)
         x = self.trf_blocks(x)
         return self.out_head(self.final_norm(x))
+    # [py_gpt_forward]
 
 
+# [py_generate]
 def generate_text_simple(model, idx, max_new_tokens, context_size):
     for _ in range(max_new_tokens):
         idx_cond = idx[:, -context_size:]
@@ -95,6 +100,7 @@ def generate_text_simple(model, idx, max_new_tokens, context_size):
         idx_next = torch.argmax(logits, dim=-1, keepdim=True)
         idx = torch.cat((idx, idx_next), dim=1)
     return idx
+# [py_generate]
 
 
 def main():
