@@ -350,10 +350,28 @@ struct key : axis_tag, detail::same_extent_as<A> {
     using query = A;
 };
 
+/// The key-token axis of a KV cache whose queries lie along `A`: every token the cache holds, those of
+/// earlier calls and the new ones, so its extent is its own (the new tokens' `A` is shorter). Scores of new
+/// queries against cached keys are `(..., num_tokens, cached<num_tokens>)`; a mask built for the new tokens
+/// alone, `(num_tokens, key<num_tokens>)`, does not apply to them.
+///
+/// Shapes: a run-time extent with `A`'s bound. A prefix of whatever `A` is a prefix of, so a causal mask of
+/// `context_length` may be cut to it. Errors: none of its own.
+/// Source: the cached keys of the book's KV cache (`self.cache_k`, ch04/03_kv-cache).
+/// Example: `auto mask_rows = shaped::narrow<0, num_tokens>(mask, cached_before, n).slice<num_tokens, shaped::cached<num_tokens>>(n, cached_before + n);`
+template <Axis A>
+struct cached : axis_tag, detail::one_run_time_extent<A::bound> {
+    using query = A;
+    using cache_of = A;
+};
+
 namespace detail {
 
 template <class A>
 concept is_key = requires { typename A::query; };
+
+template <class A>
+concept is_cached = requires { typename A::cache_of; };
 
 template <class A>
 concept is_reduced = requires { typename A::of; };
@@ -434,6 +452,8 @@ template <Axis A>
 std::string axis_name() {
     if constexpr (requires { A::name; }) {
         return std::string(A::name);
+    } else if constexpr (detail::is_cached<A>) {
+        return "cached<" + axis_name<typename A::query>() + ">";
     } else if constexpr (detail::is_key<A>) {
         return "key<" + axis_name<typename A::query>() + ">";
     } else if constexpr (detail::is_reduced<A>) {

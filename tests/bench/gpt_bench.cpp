@@ -7,9 +7,18 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <string>
+#include <thread>
+#include <vector>
 
+#include <unistd.h>
+
+#include <shaped/io/state_dict.hpp>
 #include <shaped/shaped.hpp>
+#include <xsimd/xsimd.hpp>
 
 #include "../golden/chapter4_goldens.hpp"
 
@@ -22,7 +31,7 @@ using ids_t = shaped::tensor<std::int64_t, cfg::batch, cfg::num_tokens>;
 
 // One model per process (drawing its 163M weights takes seconds), first checked against PyTorch's logits for
 // the book's batch: a wrong model makes every figure meaningless.
-const shaped::nn::gpt_model<cfg>& model() {
+shaped::nn::gpt_model<cfg>& model() {
     static const auto m = [] {
         shaped::torch::manual_seed(123);
         auto p = std::make_unique<shaped::nn::gpt_model<cfg>>();
@@ -75,12 +84,97 @@ void shaped_gpt_generate(benchmark::State& state) {
     state.counters["tokens/s"] = benchmark::Counter(new_tokens, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// Decoding: "Hello, I am" and 32 new tokens, with the KV cache (each step computes one token) and without.
+template <bool Cached>
+void shaped_gpt_decode(benchmark::State& state) {
+    openblas_set_num_threads(static_cast<int>(state.range(0)));
+    auto& m = model();  // the cache is the model's state
+    const ids_t prompt{{15496, 11, 314, 716}};
+    constexpr std::size_t new_tokens = 32;
+    for (auto _ : state) {
+        auto out = Cached ? shaped::nn::generate_text_simple_cached(m, prompt, new_tokens)
+                          : shaped::nn::generate_text_simple(m, prompt, new_tokens, cfg::context_length::extent);
+        benchmark::DoNotOptimize(out.data());
+    }
+    state.counters["tokens/s"] = benchmark::Counter(new_tokens, benchmark::Counter::kIsIterationInvariantRate);
+    // What one decoding step must read: every weight but the embeddings' (one row of each per token).
+    const double bytes = 4.0 * static_cast<double>(m.parameter_count() - m.tok_emb.weight.numel() -
+                                                   m.pos_emb.weight.numel());
+    state.counters["weight_MB"] = bytes / 1e6;
+}
+
+// The machine's limit for decoding: how fast it reads memory, a sum over 512 MB of floats (xsimd), split
+// over the threads.
+void machine_read_bandwidth(benchmark::State& state) {
+    const std::size_t threads = static_cast<std::size_t>(state.range(0)), n = std::size_t{128} << 20;
+    static std::vector<float> data(n, 1.0f);
+    std::vector<float> partial(threads);
+    for (auto _ : state) {
+        std::vector<std::thread> pool;
+        for (std::size_t t = 0; t < threads; ++t)
+            pool.emplace_back([&, t] {
+                using batch = xsimd::batch<float>;
+                const std::size_t lo = n / threads * t, hi = n / threads * (t + 1);
+                batch s0(0.f), s1(0.f), s2(0.f), s3(0.f);
+                for (std::size_t i = lo; i + 4 * batch::size <= hi; i += 4 * batch::size) {
+                    s0 += batch::load_unaligned(&data[i]);
+                    s1 += batch::load_unaligned(&data[i + batch::size]);
+                    s2 += batch::load_unaligned(&data[i + 2 * batch::size]);
+                    s3 += batch::load_unaligned(&data[i + 3 * batch::size]);
+                }
+                partial[t] = xsimd::reduce_add(s0 + s1 + s2 + s3);
+            });
+        for (auto& p : pool) p.join();
+        benchmark::DoNotOptimize(partial.data());
+    }
+    state.counters["GB/s"] = benchmark::Counter(4.0 * n / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// Loading GPT-2 124M's weights from a safetensors file of its state_dict (written once, read from the page
+// cache), against reading the same file's bytes into memory.
+void shaped_gpt_load(benchmark::State& state) {
+    const auto& m = model();
+    static const std::string path = [&] {
+        const std::string p = "/tmp/shaped_bench_gpt2_" + std::to_string(::getpid()) + ".safetensors";
+        shaped::io::save_state_dict(m, p);
+        return p;
+    }();
+    static shaped::nn::gpt_model<cfg> target(shaped::nn::skip_init);
+    for (auto _ : state) shaped::io::load_state_dict(target, shaped::io::safetensors_file(path));
+    const auto size = std::filesystem::file_size(path);
+    state.counters["GB/s"] = benchmark::Counter(static_cast<double>(size) / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+void machine_read_file(benchmark::State& state) {
+    const std::string path = "/tmp/shaped_bench_gpt2_" + std::to_string(::getpid()) + ".safetensors";
+    if (!std::filesystem::exists(path)) {
+        state.SkipWithError("run after shaped_gpt/load");
+        return;
+    }
+    const auto size = std::filesystem::file_size(path);
+    std::vector<char> buffer(size);
+    for (auto _ : state) {
+        std::ifstream in(path, std::ios::binary);
+        in.read(buffer.data(), static_cast<std::streamsize>(size));
+        benchmark::DoNotOptimize(buffer.data());
+    }
+    state.counters["GB/s"] = benchmark::Counter(static_cast<double>(size) / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+    std::filesystem::remove(path);
+}
+
 BENCHMARK_CAPTURE(shaped_gpt_forward, b2_t4, 2, 4)->Name("shaped_gpt/forward_b2_t4")->ArgName("threads")
     ->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(shaped_gpt_forward, b1_t1024, 1, 1024)->Name("shaped_gpt/forward_b1_t1024")->ArgName("threads")
     ->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 BENCHMARK(shaped_gpt_generate)->Name("shaped_gpt/generate_b1_t4_new8")->ArgName("threads")->Arg(1)->Arg(2)
     ->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(shaped_gpt_decode, true)->Name("shaped_gpt/decode_cached_new32")->ArgName("threads")->Arg(1)
+    ->Arg(2)->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(shaped_gpt_decode, false)->Name("shaped_gpt/decode_uncached_new32")->ArgName("threads")->Arg(1)
+    ->Arg(2)->Unit(benchmark::kMillisecond);
+BENCHMARK(machine_read_bandwidth)->Name("machine/read_bandwidth")->ArgName("threads")->Arg(1)->Arg(2)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(shaped_gpt_load)->Name("shaped_gpt/load_state_dict")->ArgName("threads")->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(machine_read_file)->Name("machine/read_file")->ArgName("threads")->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -75,12 +75,31 @@ void libtorch_gpt_generate(benchmark::State& state) {
     state.counters["tokens/s"] = benchmark::Counter(new_tokens, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+template <bool Cached>
+void libtorch_gpt_decode(benchmark::State& state) {
+    set_threads(state);
+    torch::NoGradGuard no_grad;
+    auto& m = model();
+    const auto prompt = torch::tensor({15496, 11, 314, 716}, torch::kLong).view({1, 4});
+    constexpr int64_t new_tokens = 32;
+    for (auto _ : state) {
+        auto out = Cached ? book::generate_text_simple_cached(m, prompt, new_tokens)
+                          : book::generate_text_simple(m, prompt, new_tokens, 1024);
+        benchmark::DoNotOptimize(out.data_ptr<int64_t>());
+    }
+    state.counters["tokens/s"] = benchmark::Counter(new_tokens, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 BENCHMARK_CAPTURE(libtorch_gpt_forward, b2_t4, 2, 4)->Name("libtorch_gpt/forward_b2_t4")->ArgName("threads")
     ->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(libtorch_gpt_forward, b1_t1024, 1, 1024)->Name("libtorch_gpt/forward_b1_t1024")
     ->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 BENCHMARK(libtorch_gpt_generate)->Name("libtorch_gpt/generate_b1_t4_new8")->ArgName("threads")->Arg(1)->Arg(2)
     ->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(libtorch_gpt_decode, true)->Name("libtorch_gpt/decode_cached_new32")->ArgName("threads")->Arg(1)
+    ->Arg(2)->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(libtorch_gpt_decode, false)->Name("libtorch_gpt/decode_uncached_new32")->ArgName("threads")
+    ->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

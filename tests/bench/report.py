@@ -73,7 +73,8 @@ def benchmarks(build, configs=CONFIGS, impls="[a-z_]+", threads="[0-9]+", env=No
     return {k: (median([t for t, _ in v]), median([g for _, g in v])) for k, v in samples.items()}
 
 
-GPT_CONFIGS = ["forward_b2_t4", "forward_b1_t1024", "generate_b1_t4_new8"]
+GPT_CONFIGS = ["forward_b2_t4", "forward_b1_t1024", "generate_b1_t4_new8", "decode_uncached_new32",
+               "decode_cached_new32"]
 
 
 def gpt_benchmarks(build):
@@ -91,7 +92,10 @@ def gpt_benchmarks(build):
                                  check=True).stdout
             for b in json.loads(out)["benchmarks"]:
                 impl, config, threads = re.match(r"(\w+)/(\w+)/threads:(\d+)", b["name"]).groups()
-                samples.setdefault((impl, config, int(threads)), []).append((b["real_time"], b["tokens/s"]))
+                rate = b.get("tokens/s", b.get("GB/s", 0.0))
+                samples.setdefault((impl, config, int(threads)), []).append((b["real_time"], rate))
+                if "weight_MB" in b:
+                    samples[("weights", "MB", 0)] = [(b["weight_MB"], 0.0)]
     median = lambda xs: sorted(xs)[len(xs) // 2]
     return {k: (median([t for t, _ in v]), median([g for _, g in v])) for k, v in samples.items()}
 
@@ -354,6 +358,27 @@ def main():
                       f"{fmt(sg[1] if sg else None, 1)} | {fmt(lg[1] if lg else None, 1)} |")
     if gpt_ratios:
         md.append(f"\nshaped/LibTorch over these points: {min(gpt_ratios):.2f}–{max(gpt_ratios):.2f}.")
+    weight_mb = gpt.get(("weights", "MB", 0), (None,))[0]
+    md += ["", "### Decoding against the machine's limit", "",
+           "A decoding step with the cache reads every weight once (all but the embeddings, of which it reads one "
+           "row each): " + (f"{weight_mb:.0f} MB" if weight_mb else "–") + ". The machine reads memory at the rate "
+           "of `machine/read_bandwidth` (a sum over 512 MB of floats), so it decodes at most bandwidth ÷ weight "
+           "bytes tokens per second. Target: at least 70% of that bound, and faster than LibTorch.", "",
+           "| threads | read bandwidth (GB/s) | bound (tokens/s) | shaped cached (tokens/s) | fraction of bound | "
+           "LibTorch cached (tokens/s) | shaped uncached (tokens/s) | cache speed-up |", "|---|---|---|---|---|---|---|---|"]
+    for t in (1, 2):
+        bw = gpt.get(("machine", "read_bandwidth", t))
+        sc, lc = gpt.get(("shaped_gpt", "decode_cached_new32", t)), gpt.get(("libtorch_gpt", "decode_cached_new32", t))
+        su = gpt.get(("shaped_gpt", "decode_uncached_new32", t))
+        bound = bw[1] * 1e3 / weight_mb if bw and weight_mb else None
+        md.append(f"| {t} | {fmt(bw[1] if bw else None, 1)} | {fmt(bound, 1)} | {fmt(sc[1] if sc else None, 1)} | "
+                  f"{fmt(ratio(sc[1] if sc else None, bound), 2)} | {fmt(lc[1] if lc else None, 1)} | "
+                  f"{fmt(su[1] if su else None, 1)} | {fmt(ratio(sc[1] if sc else None, su[1] if su else None), 1)} |")
+    load, read = gpt.get(("shaped_gpt", "load_state_dict", 1)), gpt.get(("machine", "read_file", 1))
+    if load and read:
+        md += ["", f"Loading GPT-2 124M's state_dict from a safetensors file in the page cache: {load[0]:.0f} ms, "
+               f"{load[1]:.2f} GB/s, against {read[1]:.2f} GB/s to read the file's bytes into memory "
+               f"(load/read {ratio(load[1], read[1]):.2f})."]
     md += ["", "## Peak memory, GPT-2 small, batch 8, 1024 tokens", "",
            "One forward pass in a process of its own. The book's form needs the scores, (8, 12, 1024, 1024) "
            "floats, 402.7 MB; PyTorch makes the scaled scores and the weights as new tensors of that size, where "

@@ -19,9 +19,11 @@ The tests never run PyTorch: they read the committed outputs of this script.
 """
 import contextlib
 import io
+import json
 import math
 import pathlib
 import runpy
+import struct
 
 import torch
 
@@ -326,6 +328,124 @@ def make_chapter4(h):
         h.tensor("gpt_parameter_counts", torch.tensor(counts), "parameters of GPTModel(tiny), and with qkv_bias=True")
 
 
+def save_safetensors(path, tensors):
+    """Writes {name: float32 tensor} as a safetensors file: an 8-byte little-endian header length, the JSON
+    header (padded with spaces to a multiple of 8), then each tensor's bytes in order."""
+    header, offset, blobs = {}, 0, []
+    for name, t in tensors.items():
+        b = t.detach().contiguous().to(torch.float32).numpy().astype("<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(b)]}
+        offset += len(b)
+        blobs.append(b)
+    text = json.dumps(header, separators=(",", ":"))
+    text += " " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text.encode())
+        for b in blobs:
+            f.write(b)
+
+
+def gpt2_layout(cfg, scale=0.02):
+    """Random weights in Hugging Face's GPT-2 layout (Conv1D weights stored (in, out)), drawn in this order
+    after the caller's manual_seed; layer norms near 1 and 0. Also the causal-mask buffers the files carry."""
+    E, V, C = cfg["emb_dim"], cfg["vocab_size"], cfg["context_length"]
+    w = {"wte.weight": torch.randn(V, E) * scale, "wpe.weight": torch.randn(C, E) * scale}
+    for n in range(cfg["n_layers"]):
+        h = f"h.{n}."
+        w[h + "ln_1.weight"] = 1 + torch.randn(E) * 0.1
+        w[h + "ln_1.bias"] = torch.randn(E) * 0.1
+        w[h + "attn.bias"] = torch.tril(torch.ones(C, C)).view(1, 1, C, C)
+        w[h + "attn.c_attn.weight"] = torch.randn(E, 3 * E) * scale
+        w[h + "attn.c_attn.bias"] = torch.randn(3 * E) * scale
+        w[h + "attn.c_proj.weight"] = torch.randn(E, E) * scale
+        w[h + "attn.c_proj.bias"] = torch.randn(E) * scale
+        w[h + "ln_2.weight"] = 1 + torch.randn(E) * 0.1
+        w[h + "ln_2.bias"] = torch.randn(E) * 0.1
+        w[h + "mlp.c_fc.weight"] = torch.randn(E, 4 * E) * scale
+        w[h + "mlp.c_fc.bias"] = torch.randn(4 * E) * scale
+        w[h + "mlp.c_proj.weight"] = torch.randn(4 * E, E) * scale
+        w[h + "mlp.c_proj.bias"] = torch.randn(E) * scale
+    w["ln_f.weight"] = 1 + torch.randn(E) * 0.1
+    w["ln_f.bias"] = torch.randn(E) * 0.1
+    return w
+
+
+def load_weights_into_gpt(gpt, w):
+    """The book's load_weights_into_gpt (chapter 5), on a dict in Hugging Face's layout: q, k and v split
+    from c_attn along its last axis, every Conv1D weight transposed, out_head tied to wte."""
+    def assign(param, value):
+        assert param.shape == value.shape, (param.shape, value.shape)
+        param.copy_(value)
+    assign(gpt.tok_emb.weight, w["wte.weight"])
+    assign(gpt.pos_emb.weight, w["wpe.weight"])
+    for n, block in enumerate(gpt.trf_blocks):
+        h = f"h.{n}."
+        q_w, k_w, v_w = torch.split(w[h + "attn.c_attn.weight"], w["wte.weight"].shape[1], dim=-1)
+        assign(block.att.W_query.weight, q_w.T)
+        assign(block.att.W_key.weight, k_w.T)
+        assign(block.att.W_value.weight, v_w.T)
+        q_b, k_b, v_b = torch.split(w[h + "attn.c_attn.bias"], w["wte.weight"].shape[1], dim=-1)
+        assign(block.att.W_query.bias, q_b)
+        assign(block.att.W_key.bias, k_b)
+        assign(block.att.W_value.bias, v_b)
+        assign(block.att.out_proj.weight, w[h + "attn.c_proj.weight"].T)
+        assign(block.att.out_proj.bias, w[h + "attn.c_proj.bias"])
+        assign(block.ff.layers[0].weight, w[h + "mlp.c_fc.weight"].T)
+        assign(block.ff.layers[0].bias, w[h + "mlp.c_fc.bias"])
+        assign(block.ff.layers[2].weight, w[h + "mlp.c_proj.weight"].T)
+        assign(block.ff.layers[2].bias, w[h + "mlp.c_proj.bias"])
+        assign(block.norm1.scale, w[h + "ln_1.weight"])
+        assign(block.norm1.shift, w[h + "ln_1.bias"])
+        assign(block.norm2.scale, w[h + "ln_2.weight"])
+        assign(block.norm2.shift, w[h + "ln_2.bias"])
+    assign(gpt.final_norm.scale, w["ln_f.weight"])
+    assign(gpt.final_norm.shift, w["ln_f.bias"])
+    assign(gpt.out_head.weight, w["wte.weight"])
+
+
+TINY_HF = dict(TINY_GPT, qkv_bias=True)
+GPT2_SMALL = {"vocab_size": 50257, "context_length": 1024, "emb_dim": 768, "n_heads": 12, "n_layers": 12,
+              "drop_rate": 0.1, "qkv_bias": True}
+
+
+def make_weights(h):
+    """weights/tiny_gpt2.safetensors: random weights of the tiny configuration in Hugging Face's GPT-2 layout;
+    weights/tiny_state_dict.safetensors: the book's GPTModel with them, saved by its state_dict() names. The
+    goldens: that model's logits and greedy ids. And for GPT-2 124M: the ids the book's model generates from
+    random weights of that layout, which the test suite draws again with shaped's bit-exact torch::randn
+    (tests/io/make_gpt2_checkpoint.cpp) rather than committing 500 MB."""
+    book = runpy.run_path(str(HERE / "book" / "chapter4.py"))
+    out_dir = HERE / "weights"
+    out_dir.mkdir(exist_ok=True)
+    with torch.no_grad():
+        torch.manual_seed(71)
+        w = gpt2_layout(TINY_HF)
+        save_safetensors(out_dir / "tiny_gpt2.safetensors", w)
+        torch.manual_seed(72)
+        model = book["GPTModel"](TINY_HF)
+        load_weights_into_gpt(model, w)
+        model.eval()
+        save_safetensors(out_dir / "tiny_state_dict.safetensors", model.state_dict())
+        ids = torch.tensor([[5, 17, 96, 0, 42], [3, 3, 64, 12, 7]])
+        h.tensor("weights_tiny_logits", model(ids), "tiny_gpt2.safetensors loaded as load_weights_into_gpt does; "
+                 "model.eval(); model(ids)")
+        h.tensor("weights_tiny_generate", book["generate_text_simple"](model, torch.tensor([[5, 17, 96]]), 20, 16),
+                 "generate_text_simple(model, [[5, 17, 96]], max_new_tokens=20, context_size=16)")
+
+        torch.manual_seed(73)
+        w = gpt2_layout(GPT2_SMALL)
+        torch.manual_seed(74)
+        model = book["GPTModel"](GPT2_SMALL)
+        load_weights_into_gpt(model, w)
+        model.eval()
+        del w
+        generated = book["generate_text_simple"](model, torch.tensor([[6109, 3626, 6100, 345]]), 10, 1024)
+        h.tensor("weights_gpt2_generate", generated, "torch.manual_seed(73); gpt2_layout(GPT-2 124M); ids generated "
+                 "from 6109, 3626, 6100, 345, 10 new tokens")
+        (out_dir / "gpt2_generate.out").write_text(f"{generated}\n")
+
+
 def make_prompt_lengths():
     program = runpy.run_path(str(HERE / "book" / "prompt_length.py"))
     out_dir = HERE / "book" / "prompt_length"
@@ -350,6 +470,9 @@ def main():
     c = Header("SHAPED_TESTS_CHAPTER4_GOLDENS_HPP")
     make_chapter4(c)
     (HERE / "chapter4_goldens.hpp").write_text(c.text())
+    w = Header("SHAPED_TESTS_WEIGHTS_GOLDENS_HPP")
+    make_weights(w)
+    (HERE / "weights_goldens.hpp").write_text(w.text())
 
 
 if __name__ == "__main__":

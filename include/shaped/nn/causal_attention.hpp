@@ -5,11 +5,13 @@
 /// `nn::causal_attention`: one head of causal self-attention with dropout, as the book's listing 3.3.
 
 #include <limits>
+#include <string>
 
 #include "../tensor.hpp"
 #include "../torch/generator.hpp"
 #include "dropout.hpp"
 #include "linear.hpp"
+#include "parameters.hpp"
 #include "self_attention.hpp"
 
 namespace shaped::nn {
@@ -52,6 +54,13 @@ public:
           W_value(gen, qkv_bias),
           dropout(dropout_p),
           mask(triu<1>(ones<ContextLength, ContextLength>())) {}
+    /// Allocates the projections without drawing them, for weights that will be loaded.
+    causal_attention(skip_init_t, double dropout_p, bool qkv_bias = false)
+        : W_query(skip_init, qkv_bias),
+          W_key(skip_init, qkv_bias),
+          W_value(skip_init, qkv_bias),
+          dropout(dropout_p),
+          mask(triu<1>(ones<ContextLength, ContextLength>())) {}
 
     void train(bool mode = true) noexcept { dropout.train(mode); }
     void eval() noexcept { dropout.eval(); }
@@ -71,6 +80,25 @@ public:
         } else {
             return diag::failed_shape_check{};
         }
+    }
+
+    /// PyTorch's `state_dict()` names, each after `prefix`: the buffer `mask`, then `W_query`, `W_key`, `W_value` (with their `bias` under `qkv_bias`).
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) {
+        visit(*this, prefix, f);
+    }
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) const {
+        visit(*this, prefix, f);
+    }
+
+private:
+    template <class Self, class F>
+    static void visit(Self& self, const std::string& prefix, F& f) {
+        f(prefix + "mask", self.mask, entry_kind::buffer);
+        self.W_query.for_each_parameter(prefix + "W_query.", f);
+        self.W_key.for_each_parameter(prefix + "W_key.", f);
+        self.W_value.for_each_parameter(prefix + "W_value.", f);
     }
 };
 

@@ -13,6 +13,7 @@
 #include "../diagnostics.hpp"
 #include "../tensor.hpp"
 #include "../torch/normal.hpp"
+#include "parameters.hpp"
 
 namespace shaped::nn {
 
@@ -54,6 +55,9 @@ public:
         torch::normal_(weight, 0.0, 1.0, gen);
     }
 
+    /// Allocates the table without drawing it, for weights that will be loaded.
+    explicit embedding(skip_init_t) : weight(uninitialized) {}
+
     template <class Id, class Layout, Axis... X>
     auto operator()(const basic_tensor<Id, Layout, X...>& ids) const {
         static_assert(std::is_integral_v<Id> && !std::is_same_v<Id, bool>,
@@ -88,6 +92,22 @@ public:
         } else {
             return diag::failed_shape_check{};
         }
+    }
+
+    /// PyTorch's `state_dict()` names, each after `prefix`: `weight`.
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) {
+        visit(*this, prefix, f);
+    }
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) const {
+        visit(*this, prefix, f);
+    }
+
+private:
+    template <class Self, class F>
+    static void visit(Self& self, const std::string& prefix, F& f) {
+        f(prefix + "weight", self.weight, entry_kind::parameter);
     }
 };
 

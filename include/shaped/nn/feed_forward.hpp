@@ -4,12 +4,14 @@
 /// \file
 /// `nn::feed_forward<Emb>`: Linear(Emb, 4·Emb), GELU, Linear(4·Emb, Emb), as the book's `FeedForward`.
 
+#include <string>
 #include <tuple>
 
 #include "../tensor.hpp"
 #include "../torch/generator.hpp"
 #include "layer_norm.hpp"
 #include "linear.hpp"
+#include "parameters.hpp"
 
 namespace shaped::nn {
 
@@ -35,10 +37,30 @@ public:
 
     explicit feed_forward(torch::generator& gen = torch::default_generator())
         : layers{linear<Emb, hidden>(gen), nn::gelu{}, linear<hidden, Emb>(gen)} {}  // braces: left to right
+    /// Allocates the layers without drawing them, for weights that will be loaded.
+    explicit feed_forward(skip_init_t)
+        : layers{linear<Emb, hidden>(skip_init), nn::gelu{}, linear<hidden, Emb>(skip_init)} {}
 
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x) const {
         return std::get<2>(layers)(std::get<1>(layers)(std::get<0>(layers)(x)));
+    }
+
+    /// PyTorch's `state_dict()` names, each after `prefix`: `layers.0.weight`, `layers.0.bias`, `layers.2.weight`, `layers.2.bias` (GELU has none).
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) {
+        visit(*this, prefix, f);
+    }
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) const {
+        visit(*this, prefix, f);
+    }
+
+private:
+    template <class Self, class F>
+    static void visit(Self& self, const std::string& prefix, F& f) {
+        std::get<0>(self.layers).for_each_parameter(prefix + "layers.0.", f);
+        std::get<2>(self.layers).for_each_parameter(prefix + "layers.2.", f);
     }
 };
 

@@ -39,6 +39,25 @@ struct gpt2_124m {
     static constexpr bool qkv_bias = false;
 };
 
+/// OpenAI's GPT-2 checkpoints, as the book's chapter 5 loads them: `GPT_CONFIG_124M` with `qkv_bias=True`
+/// (`gpt2_small`), and the larger sizes. What `io::load_gpt2_weights` loads into.
+///
+/// Shapes: vocab_size 50257 and context_length 1024 for all; emb_dim / n_heads / n_layers 768 / 12 / 12
+/// (small, 124M), 1024 / 16 / 24 (medium, 355M), 1280 / 20 / 36 (large, 774M), 1600 / 25 / 48 (xl, 1558M).
+/// Errors: none. Source: the book's `model_configs` (chapter 5), Hugging Face's `gpt2` ... `gpt2-xl`.
+struct gpt2_small : gpt2_124m {
+    static constexpr bool qkv_bias = true;
+};
+template <std::size_t Emb, std::size_t Heads, std::size_t Layers>
+struct gpt2_sized : gpt2_small {
+    struct emb_dim : axis<"emb_dim", Emb> {};
+    struct n_heads : axis<"n_heads", Heads> {};
+    static constexpr std::size_t n_layers = Layers;
+};
+struct gpt2_medium : gpt2_sized<1024, 16, 24> {};
+struct gpt2_large : gpt2_sized<1280, 20, 36> {};
+struct gpt2_xl : gpt2_sized<1600, 25, 48> {};
+
 }  // namespace shaped::nn
 
 #endif

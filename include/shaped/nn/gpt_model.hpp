@@ -18,8 +18,10 @@
 #include "dropout.hpp"
 #include "embedding.hpp"
 #include "gpt_config.hpp"
+#include "kv_cache.hpp"
 #include "layer_norm.hpp"
 #include "linear.hpp"
+#include "parameters.hpp"
 #include "transformer_block.hpp"
 
 namespace shaped::nn {
@@ -59,6 +61,14 @@ public:
           drop_emb(Config::drop_rate),
           trf_blocks(make_blocks(gen, std::make_index_sequence<Config::n_layers>{})),
           out_head(gen, false) {}
+    /// Allocates the weights without drawing them (in seconds less for GPT-2 124M), for a model whose
+    /// weights will be loaded (`io::load_state_dict`, `io::load_gpt2_weights`).
+    explicit gpt_model(skip_init_t)
+        : tok_emb(skip_init),
+          pos_emb(skip_init),
+          drop_emb(Config::drop_rate),
+          trf_blocks(make_blocks(skip_init, std::make_index_sequence<Config::n_layers>{})),
+          out_head(skip_init, false) {}
 
     void train(bool mode = true) noexcept {
         drop_emb.train(mode);
@@ -67,20 +77,7 @@ public:
     void eval() noexcept { train(false); }
 
     /// The number of parameters (PyTorch's `sum(p.numel() for p in model.parameters())`).
-    std::size_t parameter_count() const noexcept {
-        std::size_t n = tok_emb.weight.numel() + pos_emb.weight.numel() + final_norm.scale.numel() +
-                        final_norm.shift.numel() + out_head.weight.numel();
-        for (const auto& block : trf_blocks) {
-            for (const auto* l : {&block.att.W_query, &block.att.W_key, &block.att.W_value})
-                n += l->weight.numel() + (l->bias ? l->bias->numel() : 0);
-            n += block.att.out_proj.weight.numel() + block.att.out_proj.bias->numel();
-            const auto& [first, gelu, second] = block.ff.layers;
-            (void)gelu;
-            n += first.weight.numel() + first.bias->numel() + second.weight.numel() + second.bias->numel();
-            n += 2 * (block.norm1.scale.numel() + block.norm1.shift.numel());
-        }
-        return n;
-    }
+    std::size_t parameter_count() const { return nn::parameter_count(*this); }
 
     template <class Id, class Layout, Axis... X>
     auto operator()(const basic_tensor<Id, Layout, X...>& in_idx, torch::generator& gen = torch::default_generator()) const {
@@ -109,7 +106,76 @@ public:
         }
     }
 
+    /// The forward pass with the KV cache (the book's `forward(in_idx, use_cache=True)`): the ids are the
+    /// next tokens of the sequence the caches hold, at positions `current_pos()` onwards.
+    /// Shapes: as the other call. Thrown: `shape_error` when the cached and the new tokens together would
+    /// exceed `context_length` (naming it), or the batch differs from the cached one.
+    template <class Id, class Layout, Axis... X>
+    auto operator()(const basic_tensor<Id, Layout, X...>& in_idx, use_cache_t,
+                    torch::generator& gen = torch::default_generator()) {
+        constexpr bool rank_ok = sizeof...(X) == 2;
+        static_assert(diag::expect<rank_ok, shaped::detail::described<diag::tensor_axes, X...>>,
+                      "shaped::nn::gpt_model(in_idx, use_cache): the ids are (batch, num_tokens)");
+        if constexpr (rank_ok) {
+            using tokens = shaped::detail::axis_at_t<1, X...>;
+            constexpr bool within = shaped::detail::prefix_of<tokens, context_length>();
+            static_assert(diag::expect<within, shaped::detail::described<diag::tensor_axes, X...>,
+                                       shaped::detail::described<diag::expected_axes, context_length>>,
+                          "shaped::nn::gpt_model(in_idx, use_cache): the token axis must be declared within "
+                          "context_length (the config's num_tokens is)");
+            if constexpr (within) {
+                const std::size_t seq_len = in_idx.shape.extent(1);
+                if (current_pos_ + seq_len > context_length::extent)
+                    throw shape_error("nn::gpt_model(in_idx, use_cache)",
+                                      "at most " + std::to_string(context_length::extent) +
+                                          " tokens (context_length) in the cache",
+                                      std::to_string(current_pos_) + " cached + " + std::to_string(seq_len) + " new");
+                auto pos_ids = positions<tokens>(seq_len);  // torch.arange(current_pos, current_pos + seq_len)
+                for (std::size_t i = 0; i < seq_len; ++i) pos_ids.data()[i] += static_cast<std::int64_t>(current_pos_);
+                auto x = drop_emb(tok_emb(in_idx) + pos_emb(pos_ids), gen);
+                for (auto& block : trf_blocks) x = block(x, use_cache, gen);
+                current_pos_ += seq_len;
+                return out_head(final_norm(x));
+            } else {
+                return diag::failed_shape_check{};
+            }
+        } else {
+            return diag::failed_shape_check{};
+        }
+    }
+
+    /// Empties every block's KV cache and sets the position back to 0 (the book's `reset_kv_cache()`).
+    void reset_kv_cache() noexcept {
+        for (auto& block : trf_blocks) block.att.reset_cache();
+        current_pos_ = 0;
+    }
+    /// The number of tokens the caches hold: the position of the next token.
+    std::size_t current_pos() const noexcept { return current_pos_; }
+
+    /// PyTorch's `state_dict()` names, each after `prefix`: `tok_emb.weight`, `pos_emb.weight`,
+    /// `trf_blocks.0.` ... each block's, `final_norm.scale`, `final_norm.shift`, `out_head.weight`.
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) {
+        visit(*this, prefix, f);
+    }
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) const {
+        visit(*this, prefix, f);
+    }
+
 private:
+    template <class Self, class F>
+    static void visit(Self& self, const std::string& prefix, F& f) {
+        self.tok_emb.for_each_parameter(prefix + "tok_emb.", f);
+        self.pos_emb.for_each_parameter(prefix + "pos_emb.", f);
+        for (std::size_t i = 0; i < Config::n_layers; ++i)
+            self.trf_blocks[i].for_each_parameter(prefix + "trf_blocks." + std::to_string(i) + ".", f);
+        self.final_norm.for_each_parameter(prefix + "final_norm.", f);
+        self.out_head.for_each_parameter(prefix + "out_head.", f);
+    }
+
+    std::size_t current_pos_ = 0;
+
     template <class Tokens>
     static auto positions(std::size_t seq_len) {
         if constexpr (DynamicAxis<Tokens>)
@@ -118,9 +184,8 @@ private:
             return torch::arange<Tokens>();
     }
 
-    template <std::size_t... I>
-    static std::array<transformer_block<Config>, Config::n_layers> make_blocks(torch::generator& gen,
-                                                                               std::index_sequence<I...>) {
+    template <class Source, std::size_t... I>
+    static std::array<transformer_block<Config>, Config::n_layers> make_blocks(Source& gen, std::index_sequence<I...>) {
         // Braced initialisation runs left to right: block 0 draws its weights first.
         return {{((void)I, transformer_block<Config>(gen))...}};
     }
@@ -155,6 +220,44 @@ tensor<std::int64_t, Batch, Seq> generate_text_simple(const Model& model, tensor
         auto logits = model(idx_cond, gen).template select<tokens>(-1);      // logits[:, -1, :]
         auto idx_next = logits.template argmax<-1>(keepdim);                 // (batch, reduced<vocab_size>)
         idx = cat<1>(hana::make_tuple(std::move(idx), std::move(idx_next)));  // torch.cat((idx, idx_next), dim=1)
+    }
+    return idx;
+}
+
+/// Greedy decoding with the KV cache: the prompt once, then one token at a time, each step computing only the
+/// new token's keys, values and queries.
+///
+/// Shapes: `idx` is `(batch, seq)` token ids, `seq` a run-time axis; the result is `idx` with
+/// `max_new_tokens` more positions. The model sees the prompt, then each new token, on its config's
+/// `num_tokens`. Gives the ids `generate_text_simple` gives, as long as the sequence fits the context.
+/// Errors: compile time, a static `seq`. Thrown: `shape_error` when the prompt and the new tokens together
+/// exceed `context_length` (the cache does not crop: the policy is to refuse, before any work), or the
+/// sequence would grow past `seq`'s bound.
+/// Source: the book's `generate_text_simple_cached` (ch04/03_kv-cache): `model.eval()`,
+/// `model.reset_kv_cache()`, `model(idx, use_cache=True)`, then `model(next_idx, use_cache=True)` per token.
+/// Example: `auto out = shaped::nn::generate_text_simple_cached(model, ids, 10);`
+template <class Model, Axis Batch, Axis Seq>
+tensor<std::int64_t, Batch, Seq> generate_text_simple_cached(Model& model, tensor<std::int64_t, Batch, Seq> idx,
+                                                             std::size_t max_new_tokens,
+                                                             torch::generator& gen = torch::default_generator()) {
+    static_assert(DynamicAxis<Seq>, "shaped::nn::generate_text_simple_cached: the sequence axis grows, so it is a "
+                                    "run-time axis (shaped::dynamic_axis)");
+    using tokens = typename Model::config::num_tokens;
+    constexpr std::size_t context = Model::context_length::extent;
+    const std::size_t prompt = idx.shape.extent(1);
+    if (prompt + max_new_tokens > context + 1)  // the last new token is never fed back
+        throw shape_error("generate_text_simple_cached(model, idx, max_new_tokens)",
+                          "prompt + max_new_tokens - 1 <= " + std::to_string(context) + " (context_length)",
+                          std::to_string(prompt) + " + " + std::to_string(max_new_tokens) + " - 1");
+    model.eval();
+    model.reset_kv_cache();
+    if (max_new_tokens == 0) return idx;
+    auto logits = model(last<Seq, tokens>(idx, context), use_cache, gen);
+    for (std::size_t step = 0;; ++step) {
+        auto next = logits.template select<tokens>(-1).template argmax<-1>(keepdim);  // (batch, reduced<vocab_size>)
+        idx = cat<1>(hana::make_tuple(std::move(idx), next));
+        if (step + 1 == max_new_tokens) break;
+        logits = model(std::move(next).template rename<Batch, tokens>(), use_cache, gen);
     }
     return idx;
 }

@@ -4,10 +4,12 @@
 /// \file
 /// `nn::layer_norm<Emb>` and `nn::gelu`: the book's `LayerNorm` and `GELU` (chapter 4).
 
+#include <string>
 #include <type_traits>
 
 #include "../diagnostics.hpp"
 #include "../tensor.hpp"
+#include "parameters.hpp"
 
 namespace shaped::nn {
 
@@ -48,6 +50,23 @@ public:
         } else {
             return diag::failed_shape_check{};
         }
+    }
+
+    /// PyTorch's `state_dict()` names, each after `prefix`: `scale`, `shift`.
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) {
+        visit(*this, prefix, f);
+    }
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) const {
+        visit(*this, prefix, f);
+    }
+
+private:
+    template <class Self, class F>
+    static void visit(Self& self, const std::string& prefix, F& f) {
+        f(prefix + "scale", self.scale, entry_kind::parameter);
+        f(prefix + "shift", self.shift, entry_kind::parameter);
     }
 };
 

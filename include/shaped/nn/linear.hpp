@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <type_traits>
 
 #include "../diagnostics.hpp"
@@ -14,6 +15,7 @@
 #include "../shape.hpp"
 #include "../tensor.hpp"
 #include "../torch/generator.hpp"
+#include "parameters.hpp"
 
 namespace shaped::nn {
 
@@ -58,6 +60,11 @@ public:
             bias.emplace();
             torch::uniform_(*bias, -b_bound, b_bound, gen);
         }
+    }
+
+    /// Allocates the parameters without drawing them, for a layer whose weights will be loaded.
+    linear(skip_init_t, bool has_bias = true) : weight(uninitialized) {
+        if (has_bias) bias.emplace(uninitialized);
     }
 
     /// Whether the layer adds a bias (`bias=True` in PyTorch).
@@ -114,6 +121,23 @@ public:
 
     /// After a failed shape check, no further errors (see `diag::failed_shape_check`).
     diag::failed_shape_check operator()(diag::failed_shape_check) const { return {}; }
+
+    /// PyTorch's `state_dict()` names, each after `prefix`: `weight`, then `bias` when the layer has one.
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) {
+        visit(*this, prefix, f);
+    }
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) const {
+        visit(*this, prefix, f);
+    }
+
+private:
+    template <class Self, class F>
+    static void visit(Self& self, const std::string& prefix, F& f) {
+        f(prefix + "weight", self.weight, entry_kind::parameter);
+        if (self.bias) f(prefix + "bias", *self.bias, entry_kind::parameter);
+    }
 };
 
 }  // namespace shaped::nn

@@ -5,11 +5,14 @@
 /// `nn::multi_head_attention`: the weight-split form of the book's listing 3.5.
 
 #include <limits>
+#include <string>
 
 #include "../tensor.hpp"
 #include "../torch/generator.hpp"
 #include "dropout.hpp"
+#include "kv_cache.hpp"
 #include "linear.hpp"
+#include "parameters.hpp"
 #include "self_attention.hpp"
 
 namespace shaped::nn {
@@ -55,6 +58,8 @@ public:
     linear<DOut, DOut> out_proj;
     nn::dropout dropout;
     tensor<float, ContextLength, ContextLength> mask;
+    /// The keys and values of the tokens seen with `use_cache` (the book's `cache_k`, `cache_v`).
+    kv_cache<NumHeads, head_dim, ContextLength> cache;
 
     explicit multi_head_attention(double dropout_p, bool qkv_bias = false,
                                   torch::generator& gen = torch::default_generator())
@@ -62,6 +67,14 @@ public:
           W_key(gen, qkv_bias),
           W_value(gen, qkv_bias),
           out_proj(gen),
+          dropout(dropout_p),
+          mask(triu<1>(ones<ContextLength, ContextLength>())) {}
+    /// Allocates the projections without drawing them, for weights that will be loaded.
+    multi_head_attention(skip_init_t, double dropout_p, bool qkv_bias = false)
+        : W_query(skip_init, qkv_bias),
+          W_key(skip_init, qkv_bias),
+          W_value(skip_init, qkv_bias),
+          out_proj(skip_init),
           dropout(dropout_p),
           mask(triu<1>(ones<ContextLength, ContextLength>())) {}
 
@@ -93,6 +106,57 @@ public:
         } else {
             return diag::failed_shape_check{};
         }
+    }
+
+    /// The forward pass with the KV cache (the book's `forward(x, use_cache=True)`): the new tokens' keys and
+    /// values join the cache, and their queries meet every cached key, the mask's rows offset by the tokens
+    /// cached before (new token i is at position `cache.size() + i`).
+    /// Shapes: as the other call; inside, scores `(b, num_heads, num_tokens, cached<num_tokens>)`.
+    /// Errors: as the other call. Thrown: `shape_error` from the cache (more than context_length tokens in
+    /// all, or another batch than the cache holds).
+    template <class Layout, Axis... X>
+    auto operator()(const basic_tensor<float, Layout, X...>& x, use_cache_t,
+                    torch::generator& gen = torch::default_generator()) {
+        if constexpr (DOut::extent % NumHeads::extent == 0 && detail::input_ok<3, DIn, ContextLength, X...>()) {
+            using b = shaped::detail::axis_at_t<0, X...>;
+            using num_tokens = shaped::detail::axis_at_t<1, X...>;
+            auto keys_new = W_key(x).template view<b, num_tokens, NumHeads, head_dim>();
+            auto values_new = W_value(x).template view<b, num_tokens, NumHeads, head_dim>();
+            auto queries = W_query(x).template view<b, num_tokens, NumHeads, head_dim>();
+            const std::size_t offset = cache.size();
+            auto [keys, values] = cache.append(keys_new, values_new);  // (b, num_heads, cached<num_tokens>, head_dim)
+            auto q = std::move(queries).template transpose<1, 2>();
+            auto attn_scores = matmul(q, std::move(keys).template transpose<2, 3>());
+            auto attn_weights =
+                detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, head_dim::extent, gen, offset);
+            auto context_vec = shaped::detail::matmul_merge_heads(attn_weights, values);
+            return out_proj(std::move(context_vec).template view<b, num_tokens, DOut>());
+        } else {
+            return diag::failed_shape_check{};
+        }
+    }
+
+    /// Empties the KV cache (the book's `reset_cache()`).
+    void reset_cache() noexcept { cache.reset(); }
+
+    /// PyTorch's `state_dict()` names, each after `prefix`: the buffer `mask`, then `W_query`, `W_key`, `W_value` (with their `bias` under `qkv_bias`), `out_proj.weight`, `out_proj.bias`.
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) {
+        visit(*this, prefix, f);
+    }
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) const {
+        visit(*this, prefix, f);
+    }
+
+private:
+    template <class Self, class F>
+    static void visit(Self& self, const std::string& prefix, F& f) {
+        f(prefix + "mask", self.mask, entry_kind::buffer);
+        self.W_query.for_each_parameter(prefix + "W_query.", f);
+        self.W_key.for_each_parameter(prefix + "W_key.", f);
+        self.W_value.for_each_parameter(prefix + "W_value.", f);
+        self.out_proj.for_each_parameter(prefix + "out_proj.", f);
     }
 };
 

@@ -6,11 +6,13 @@
 
 #include <array>
 #include <cstddef>
+#include <string>
 #include <utility>
 
 #include "../tensor.hpp"
 #include "../torch/generator.hpp"
 #include "causal_attention.hpp"
+#include "parameters.hpp"
 
 namespace shaped::nn {
 
@@ -62,6 +64,24 @@ private:
                                                               std::index_sequence<H...>) {
         // Braced initialisation runs left to right: head 0 draws its parameters first.
         return {{((void)H, head_type(p, bias, gen))...}};
+    }
+
+public:
+    /// PyTorch's `state_dict()` names, each after `prefix`: `heads.0.`, `heads.1.`, ... each head's (`nn.ModuleList` numbering).
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) {
+        visit(*this, prefix, f);
+    }
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) const {
+        visit(*this, prefix, f);
+    }
+
+private:
+    template <class Self, class F>
+    static void visit(Self& self, const std::string& prefix, F& f) {
+        for (std::size_t h = 0; h < self.heads.size(); ++h)
+            self.heads[h].for_each_parameter(prefix + "heads." + std::to_string(h) + ".", f);
     }
 };
 

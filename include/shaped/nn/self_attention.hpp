@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "../tensor.hpp"
 #include "../torch/generator.hpp"
 #include "linear.hpp"
+#include "parameters.hpp"
 
 namespace shaped::nn {
 
@@ -37,15 +39,18 @@ struct key_span {
 // One pass over each row of the scores does what masked_fill, the division and softmax do one after the
 // other, with the same operations on each element, so the weights are bit for bit the same; the
 // scores' buffer becomes the weights'.
+// With a KV cache the scores end on (num_tokens, cached<num_tokens>) and query row i is the token at
+// position `offset + i`: it reads row `offset + i` of the mask.
 template <class Tokens, class Value, class Layout, Axis... S, class Mask, class Dropout>
 auto causal_weights(basic_tensor<Value, Layout, S...> scores, const Mask& mask, const Dropout& dropout, std::size_t d,
-                    torch::generator& gen = torch::default_generator()) {
+                    torch::generator& gen = torch::default_generator(), std::size_t offset = 0) {
     constexpr std::size_t n = sizeof...(S);
+    using keys = shaped::detail::axis_at_t<n - 1, S...>;
     static_assert(n >= 2 && std::is_same_v<shaped::detail::axis_at_t<n - 2, S...>, Tokens> &&
-                      std::is_same_v<shaped::detail::axis_at_t<n - 1, S...>, key<Tokens>> &&
+                      (std::is_same_v<keys, key<Tokens>> || std::is_same_v<keys, cached<Tokens>>) &&
                       shaped::detail::prefix_of<Tokens, typename decltype(+hana::at_c<0>(Mask::axes))::type>(),
-                  "shaped::nn: the causal step takes scores that end on (num_tokens, key<num_tokens>), num_tokens "
-                  "declared within the mask's context_length");
+                  "shaped::nn: the causal step takes scores that end on (num_tokens, key<num_tokens>) or, with a KV "
+                  "cache, (num_tokens, cached<num_tokens>), num_tokens declared within the mask's context_length");
     // Both token extents are at most context_length: the token axis is declared within it.
     const std::size_t tq = scores.shape.extent(n - 2), tk = scores.shape.extent(n - 1), context = mask.shape.extent(1);
     constexpr Value minus_inf = -std::numeric_limits<Value>::infinity();
@@ -63,7 +68,7 @@ auto causal_weights(basic_tensor<Value, Layout, S...> scores, const Mask& mask, 
     }
     const auto* m = mask.data();
     for (std::size_t i = 0; i < tq; ++i) {
-        const auto* masked = m + i * context;  // row i of mask[:num_tokens, :num_tokens]
+        const auto* masked = m + (offset + i) * context;  // row i of mask[offset:offset + num_tokens, :keys]
         key_span sp{tk, 0, true};
         for (std::size_t j = 0; j < tk; ++j)
             if (masked[j] == 0) {
@@ -86,7 +91,7 @@ auto causal_weights(basic_tensor<Value, Layout, S...> scores, const Mask& mask, 
             } else if (sp.dense) {  // outside [lo, hi) masked: softmax_finish writes those zeros
                 for (std::size_t j = sp.lo; j < sp.hi; ++j) mx = std::max(mx, row[j] = row[j] / scale);
             } else {
-                const auto* masked = m + i * context;
+                const auto* masked = m + (offset + i) * context;
                 for (std::size_t j = 0; j < tk; ++j) {
                     if (masked[j] != 0)
                         row[j] = minus_inf;
@@ -181,6 +186,24 @@ public:
             return diag::failed_shape_check{};
         }
     }
+
+    /// PyTorch's `state_dict()` names, each after `prefix`: `W_query`, `W_key`, `W_value` (`nn.Parameter`s of `(d_in, d_out)`).
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) {
+        visit(*this, prefix, f);
+    }
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) const {
+        visit(*this, prefix, f);
+    }
+
+private:
+    template <class Self, class F>
+    static void visit(Self& self, const std::string& prefix, F& f) {
+        f(prefix + "W_query", self.W_query, entry_kind::parameter);
+        f(prefix + "W_key", self.W_key, entry_kind::parameter);
+        f(prefix + "W_value", self.W_value, entry_kind::parameter);
+    }
 };
 
 /// Self-attention with three `nn::linear` projections.
@@ -212,6 +235,24 @@ public:
         } else {
             return diag::failed_shape_check{};
         }
+    }
+
+    /// PyTorch's `state_dict()` names, each after `prefix`: `W_query`, `W_key`, `W_value`, each a layer's `weight` (and `bias` under `qkv_bias`).
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) {
+        visit(*this, prefix, f);
+    }
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) const {
+        visit(*this, prefix, f);
+    }
+
+private:
+    template <class Self, class F>
+    static void visit(Self& self, const std::string& prefix, F& f) {
+        self.W_query.for_each_parameter(prefix + "W_query.", f);
+        self.W_key.for_each_parameter(prefix + "W_key.", f);
+        self.W_value.for_each_parameter(prefix + "W_value.", f);
     }
 };
 

@@ -4,6 +4,7 @@
 /// \file
 /// `nn::transformer_block<Config>`: the book's pre-norm `TransformerBlock` (chapter 4).
 
+#include <string>
 #include <utility>
 
 #include "../diagnostics.hpp"
@@ -14,6 +15,7 @@
 #include "gpt_config.hpp"
 #include "layer_norm.hpp"
 #include "multi_head_attention.hpp"
+#include "parameters.hpp"
 
 namespace shaped::nn {
 
@@ -40,6 +42,9 @@ public:
 
     explicit transformer_block(torch::generator& gen = torch::default_generator())
         : att(Config::drop_rate, Config::qkv_bias, gen), ff(gen), drop_shortcut(Config::drop_rate) {}
+    /// Allocates the weights without drawing them, for weights that will be loaded.
+    explicit transformer_block(skip_init_t)
+        : att(skip_init, Config::drop_rate, Config::qkv_bias), ff(skip_init), drop_shortcut(Config::drop_rate) {}
 
     void train(bool mode = true) noexcept {
         att.train(mode);
@@ -62,6 +67,43 @@ public:
         } else {
             return diag::failed_shape_check{};
         }
+    }
+
+    /// The forward pass with the attention's KV cache (the book's `forward(x, use_cache=True)`).
+    template <class Layout, Axis... X>
+    auto operator()(const basic_tensor<float, Layout, X...>& x, use_cache_t, torch::generator& gen = torch::default_generator()) {
+        constexpr std::size_t n = sizeof...(X);
+        using last = shaped::detail::axis_at_t<(n > 0 ? n - 1 : 0), X..., emb>;
+        constexpr bool ok = n == 3 && same_axis_v<last, emb>;
+        static_assert(diag::expect<ok, shaped::detail::described<diag::in_features, emb>,
+                                   shaped::detail::described<diag::tensor_axes, X...>>,
+                      "shaped::nn::transformer_block(x, use_cache): x must be (batch, num_tokens, emb_dim), its last "
+                      "axis the model's emb_dim");
+        if constexpr (ok) {
+            auto h = drop_shortcut(att(norm1(x), use_cache, gen), gen) + x;
+            return drop_shortcut(ff(norm2(h)), gen) + h;
+        } else {
+            return diag::failed_shape_check{};
+        }
+    }
+
+    /// PyTorch's `state_dict()` names, each after `prefix`: `att.`, `ff.`, `norm1.`, `norm2.` (the dropout has none).
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) {
+        visit(*this, prefix, f);
+    }
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) const {
+        visit(*this, prefix, f);
+    }
+
+private:
+    template <class Self, class F>
+    static void visit(Self& self, const std::string& prefix, F& f) {
+        self.att.for_each_parameter(prefix + "att.", f);
+        self.ff.for_each_parameter(prefix + "ff.", f);
+        self.norm1.for_each_parameter(prefix + "norm1.", f);
+        self.norm2.for_each_parameter(prefix + "norm2.", f);
     }
 };
 

@@ -2,10 +2,11 @@
 #define SHAPED_OPS_INDEX_HPP
 
 /// \file
-/// Indexing that keeps the types honest: `select` (one position of an axis, which disappears) and `last`
-/// (the last positions of a run-time axis).
+/// Indexing that keeps the types honest: `select` (one position of an axis, which disappears), `last`
+/// (the last positions of a run-time axis) and `narrow` (a run of positions, onto an axis declared within).
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -45,6 +46,47 @@ auto select_at(const basic_tensor<Value, Layout, Axes...>& x, long long index) {
     const Value* src = elements.data() + static_cast<std::size_t>(wrapped) * inner;
     Value* dst = out.data();
     for (std::size_t o = 0; o < outer; ++o) dst = std::copy_n(src + o * len * inner, inner, dst);
+    return out;
+}
+
+// Positions start .. start + length - 1 of axis D of x, on the run-time axis To (one atom): a copy.
+// The axes X... with the one at D (by position: a mask's two axes may be the same) replaced by To.
+template <std::size_t D, class To, class V, class Idx, class... X>
+struct narrowed;
+template <std::size_t D, class To, class V, std::size_t... I, class... X>
+struct narrowed<D, To, V, std::index_sequence<I...>, X...> {
+    using type = tensor<V, std::conditional_t<I == D, To, axis_at_t<I, X...>>...>;
+};
+
+template <std::size_t D, class To, class V, class L, class... X>
+auto narrow_copy(const basic_tensor<V, L, X...>& x, std::size_t start, std::size_t length) {
+    using result_t = typename narrowed<D, To, V, std::make_index_sequence<sizeof...(X)>, X...>::type;
+    constexpr std::size_t rank = sizeof...(X);
+    const std::size_t len = x.shape.extent(D);
+    auto dyn = [&] {
+        std::array<std::size_t, result_t::extents_type::rank_dynamic> r{};
+        const auto src = x.shape.dynamic();
+        // The result's run-time atoms: x's, with D's (if it had one) replaced by To's, in axis order.
+        std::size_t k = 0, j = 0;
+        for (std::size_t i = 0; i < rank; ++i) {
+            const std::size_t atoms = extents<X...>::atom_counts[i];
+            if (i == D) {
+                r[k++] = length;
+                j += atoms;
+            } else {
+                for (std::size_t a = 0; a < atoms; ++a) r[k++] = src[j++];
+            }
+        }
+        return r;
+    }();
+    result_t out(typename result_t::extents_type(adopt_tag{}, dyn), uninitialized);
+    std::size_t inner = 1;
+    for (std::size_t i = D + 1; i < rank; ++i) inner *= x.shape.extent(i);
+    const std::size_t outer = x.numel() / (len * inner);
+    const auto& elements = x.storage();  // row-major (a copy for a strided tensor)
+    V* dst = out.data();
+    for (std::size_t o = 0; o < outer; ++o)
+        dst = std::copy_n(elements.data() + (o * len + start) * inner, length * inner, dst);
     return out;
 }
 
@@ -109,21 +151,50 @@ auto last(const basic_tensor<V, L, X...>& x, std::size_t n) {
                 throw shape_error("last<A, To>(x, n)",
                                   axis_name<To>() + " <= " + std::to_string(To::bound) + " (its bound)",
                                   std::to_string(keep) + " positions of " + axis_name<A>() + " kept");
-        using result_t = tensor<V, std::conditional_t<std::is_same_v<X, A>, To, X>...>;
-        const auto e = [&] {
-            auto dyn = x.shape.dynamic();
-            dyn[extents<X...>::atom_offsets[d]] = keep;
-            return typename result_t::extents_type(detail::adopt_tag{}, dyn);
-        }();
-        result_t out(e, uninitialized);
-        std::size_t inner = 1;
-        for (std::size_t i = d + 1; i < rank; ++i) inner *= x.shape.extent(i);
-        const std::size_t outer = x.numel() / (len * inner);
-        const auto& elements = x.storage();  // row-major (a copy for a strided tensor)
-        V* dst = out.data();
-        for (std::size_t o = 0; o < outer; ++o)
-            dst = std::copy_n(elements.data() + (o * len + (len - keep)) * inner, keep * inner, dst);
-        return out;
+        (void)rank;
+        return detail::narrow_copy<d, To>(x, len - keep, keep);
+    } else {
+        return diag::failed_shape_check{};
+    }
+}
+
+/// The positions `start` to `start + length - 1` of the axis at dimension `Dim` (negative counting from the
+/// end), put on the run-time axis `To`, which must be that axis or one declared within it: `x.narrow(dim, start,
+/// length)`. What a KV cache needs of the causal mask: the rows of the new tokens, which begin after the
+/// cached ones (`narrow<0, num_tokens>(mask, cached_before, n)`).
+///
+/// Shapes: `(..., A, ...)` to `(..., To, ...)`, extent `length`; contiguous (a copy). Element type: any.
+/// Errors: compile time, a dimension out of range, a `To` that is not a run-time axis declared within `A`
+/// (`struct num_tokens : shaped::dynamic_axis<"num_tokens", shaped::at_most<context_length>> {};`), as for
+/// `slice`. Thrown (`shape_error`): `length` 0 or above `To`'s bound, or `start + length` past `A`'s extent.
+/// Source: `torch.narrow(x, dim, start, length)`, `x[start:start + length]`.
+/// Example: `auto rows = shaped::narrow<0, num_tokens>(mask, cache_size, n);   // mask[cache_size:cache_size + n]`
+template <int Dim, Axis To, class V, class L, Axis... X>
+auto narrow(const basic_tensor<V, L, X...>& x, std::size_t start, std::size_t length) {
+    constexpr std::size_t n = sizeof...(X);
+    static_assert(diag::expect<detail::dim_in_range(Dim, n), diag::dims<Dim>, detail::described<diag::tensor_axes, X...>>,
+                  "shaped::narrow<Dim, To>(x, start, length): dimension out of range; a tensor of rank n takes -n to n-1");
+    if constexpr (detail::dim_in_range(Dim, n)) {
+        constexpr std::size_t d = detail::wrap_dim(Dim, n);
+        using A = detail::axis_at_t<d, X...>;
+        constexpr bool ok = DynamicAxis<To> && To::dynamic_atoms == 1 && To::static_factor == 1 &&
+                            detail::prefix_of<To, A>();
+        static_assert(diag::expect<ok, detail::described<diag::to_axes, To>, detail::described<diag::tensor_axes, X...>>,
+                      "shaped::narrow<Dim, To>(x, start, length): To must be a run-time axis declared within the axis it "
+                      "cuts (struct num_tokens : shaped::dynamic_axis<\"num_tokens\", shaped::at_most<context_length>> "
+                      "{};), not only be short enough");
+        if constexpr (ok) {
+            const std::size_t len = x.shape.extent(d);
+            if (length == 0 || length > To::bound || start > len || length > len - start) [[unlikely]]
+                throw shape_error("narrow<Dim, To>(x, start, length)",
+                                  "1 <= length <= " + std::to_string(To::bound) + " (" + axis_name<To>() +
+                                      "'s bound) and start + length <= " + std::to_string(len) + " (" + axis_name<A>() +
+                                      ")",
+                                  "start = " + std::to_string(start) + ", length = " + std::to_string(length));
+            return detail::narrow_copy<d, To>(x, start, length);
+        } else {
+            return diag::failed_shape_check{};
+        }
     } else {
         return diag::failed_shape_check{};
     }

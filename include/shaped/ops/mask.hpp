@@ -170,7 +170,8 @@ auto slice(const basic_tensor<Value, Layout, Axes...>& x, N... lengths) {
 /// Shapes: `mask`'s axes, aligned from the right with `x`'s, must be the same axes; the result has
 /// `x`'s axes (contiguous). Element type: `mask` may be bool or numeric (PyTorch wants `mask.bool()`).
 /// Errors: compile time, a mask axis that is not the aligned axis of `x` (or `shaped::one`), a mask of
-/// higher rank, or, on attention scores (a tensor with a `key<...>` axis), a mask without the key axis.
+/// higher rank, or, on attention scores (a tensor with a `key<...>` axis), a mask without the key axis; on
+/// scores over a KV cache's keys (`cached<num_tokens>`), a mask over the new tokens' own keys.
 /// Thrown: `shape_error` when the same run-time axis has other extents in `x` and in `mask`.
 /// Source: `torch.Tensor.masked_fill(mask, value)`; `attn_scores.masked_fill_(mask_bool, -torch.inf)`
 /// (listing 3.3).
@@ -179,8 +180,16 @@ auto masked_fill(basic_tensor<Value, LX, X...> x, const basic_tensor<M, LM, MA..
                  std::type_identity_t<Value> value) {
     constexpr bool ok =
         sizeof...(MA) <= sizeof...(X) && detail::broadcast_lhs<X...>::template first_mismatch<MA...>() < 0;
+    // Scores over a KV cache's keys and a mask over the new tokens' own: the fix is another slice of the mask.
+    constexpr bool cache_mask = !ok && (detail::is_cached<X> || ...) && !(detail::is_cached<MA> || ...);
+    static_assert(diag::expect<!cache_mask, detail::described<diag::tensor_axes, X...>,
+                               detail::described<diag::mask_axes, MA...>>,
+                  "shaped::masked_fill(scores, mask, value): the scores run over the KV cache's keys, "
+                  "cached<num_tokens>, and a mask for the new tokens alone does not cover them; take the rows after "
+                  "the cached tokens: narrow<0, num_tokens>(mask, cached_before, n).slice<num_tokens, "
+                  "cached<num_tokens>>(n, cached_before + n)");
     static_assert(
-        diag::expect<ok, detail::described<diag::tensor_axes, X...>, detail::described<diag::mask_axes, MA...>>,
+        diag::expect<ok || cache_mask, detail::described<diag::tensor_axes, X...>, detail::described<diag::mask_axes, MA...>>,
         "shaped::masked_fill(x, mask, value): mask's axes, aligned from the right, must be the same axes "
         "as x's or shaped::one; slice a causal mask to the tokens (mask.slice<num_tokens, key<num_tokens>>()), "
         "rename a padding mask's token axis to key<num_tokens>, unsqueeze a mask over axes it lacks, tile it "

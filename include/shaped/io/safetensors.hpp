@@ -1,0 +1,342 @@
+#ifndef SHAPED_IO_SAFETENSORS_HPP
+#define SHAPED_IO_SAFETENSORS_HPP
+
+/// \file
+/// `io::safetensors_file`: the tensors of a `.safetensors` file (what model hubs ship), mapped into memory,
+/// checked once when the file is opened, and copied into typed tensors whose shape they must have; and
+/// `io::save_safetensors`, which writes one. The JSON header is parsed with nlohmann-json
+/// (Debian: nlohmann-json3-dev), which only this header needs.
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../diagnostics.hpp"
+#include "../tensor.hpp"
+#include "file_error.hpp"
+
+namespace shaped::io {
+
+static_assert(std::endian::native == std::endian::little,
+              "shaped::io::safetensors: the format is little-endian, and so must the machine be");
+
+namespace detail {
+
+// Bytes per element of each dtype the format names; 0 for a name it does not.
+inline std::size_t dtype_size(std::string_view dtype) noexcept {
+    if (dtype == "F64" || dtype == "I64" || dtype == "U64") return 8;
+    if (dtype == "F32" || dtype == "I32" || dtype == "U32") return 4;
+    if (dtype == "F16" || dtype == "BF16" || dtype == "I16" || dtype == "U16") return 2;
+    if (dtype == "I8" || dtype == "U8" || dtype == "BOOL" || dtype == "F8_E4M3" || dtype == "F8_E5M2") return 1;
+    return 0;
+}
+
+// IEEE 754 binary16 to float, exactly (every half is a float).
+inline float half_to_float(std::uint16_t h) noexcept {
+    const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+    std::uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
+    if (exponent == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));  // inf, NaN
+    if (exponent == 0) {
+        if (mantissa == 0) return std::bit_cast<float>(sign);                                 // ±0
+        const float f = static_cast<float>(mantissa) * 0x1p-24f;                              // subnormal
+        return sign ? -f : f;
+    }
+    return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
+}
+
+inline float bfloat16_to_float(std::uint16_t b) noexcept { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
+
+inline std::string dims_text(const std::vector<std::size_t>& dims) { return shaped::detail::format_extents(dims); }
+
+// A file mapped read-only for the lifetime of the object (an empty file maps nothing).
+class mapped_file {
+public:
+    mapped_file(const std::string& reader, const std::string& path) {
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) throw file_error(reader, path, std::string("cannot open: ") + std::strerror(errno));
+        struct stat st {};
+        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            ::close(fd);
+            throw file_error(reader, path, "not a regular file");
+        }
+        size_ = static_cast<std::size_t>(st.st_size);
+        if (size_ > 0) {
+            void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+            if (p == MAP_FAILED) {
+                ::close(fd);
+                throw file_error(reader, path, std::string("cannot map: ") + std::strerror(errno));
+            }
+            data_ = static_cast<const std::byte*>(p);
+        }
+        ::close(fd);
+    }
+    mapped_file(mapped_file&& o) noexcept : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+    mapped_file& operator=(mapped_file&& o) noexcept {
+        std::swap(data_, o.data_);
+        std::swap(size_, o.size_);
+        return *this;
+    }
+    mapped_file(const mapped_file&) = delete;
+    mapped_file& operator=(const mapped_file&) = delete;
+    ~mapped_file() {
+        if (data_) ::munmap(const_cast<std::byte*>(data_), size_);
+    }
+    const std::byte* data() const noexcept { return data_; }
+    std::size_t size() const noexcept { return size_; }
+
+private:
+    const std::byte* data_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+}  // namespace detail
+
+/// One tensor of a safetensors file: its key, element type, extents and place in the data section.
+struct safetensors_entry {
+    std::string name;
+    std::string dtype;  // "F32", "F16", "BF16", "F64", "I64", ...
+    std::vector<std::size_t> shape;
+    std::size_t begin = 0, end = 0;  // byte offsets in the data section, end exclusive
+    std::size_t numel() const noexcept {
+        std::size_t n = 1;
+        for (auto d : shape) n *= d;
+        return n;
+    }
+};
+
+/// The tensors of a `.safetensors` file, mapped into memory.
+///
+/// The format: 8 bytes, a little-endian `u64` N; N bytes of JSON, an object from each key to
+/// `{"dtype", "shape", "data_offsets": [begin, end]}` (and an optional `"__metadata__"` object); then the
+/// data, each tensor row-major at its offsets.
+/// Shapes: each entry's extents, as the file states them; `read` copies a tensor into one of the same
+/// extents. Element type: F32, F16 and BF16 read into float tensors (F16 and BF16 converted exactly), F64
+/// into double ones, I64 into `std::int64_t` ones; other pairings are refused.
+/// Errors: thrown, `file_error` naming the file when it cannot be opened or is not a safetensors file: shorter
+/// than its 8-byte header length, a header length past the end of the file, a header that is not a JSON
+/// object, an entry without a known dtype, a shape or two offsets, offsets outside the data or in the wrong
+/// order, a byte count other than the shape and dtype give, two tensors that overlap. Everything is checked
+/// when the file is opened, so that nothing is ever read outside the mapping. `read` throws `file_error` for a
+/// missing key or a dtype the tensor cannot take, and `shape_error` (naming the file and the key, the
+/// expected extents with their axis names, and the file's) for other extents.
+/// Source: the safetensors format (huggingface/safetensors), as `safetensors.torch.load_file` reads it.
+/// Example: `io::safetensors_file f("gpt2.safetensors");  f.read("wpe.weight", model.pos_emb.weight);`
+class safetensors_file {
+public:
+    explicit safetensors_file(std::string path) : path_(std::move(path)), map_("safetensors", path_) { parse(); }
+
+    /// The file's path, as given.
+    const std::string& path() const noexcept { return path_; }
+    /// Every tensor, in the order of their offsets.
+    const std::vector<safetensors_entry>& entries() const noexcept { return entries_; }
+    /// The tensor under `key`, or null.
+    const safetensors_entry* find(std::string_view key) const noexcept {
+        for (const auto& e : entries_)
+            if (e.name == key) return &e;
+        return nullptr;
+    }
+    /// The bytes of `e`, inside the mapping (checked to lie there when the file was opened).
+    std::span<const std::byte> bytes(const safetensors_entry& e) const noexcept {
+        return {data_ + e.begin, e.end - e.begin};
+    }
+
+    /// Copies the tensor under `key` into `t`, which must have its extents; converts F16 and BF16 to float.
+    template <class V, class L, Axis... A>
+    void read(std::string_view key, basic_tensor<V, L, A...>& t) const {
+        const safetensors_entry* e = find(key);
+        if (!e) throw file_error("safetensors", path_, "no tensor " + std::string(key));
+        read(*e, t);
+    }
+    template <class V, class L, Axis... A>
+    void read(const safetensors_entry& e, basic_tensor<V, L, A...>& t) const {
+        static_assert(std::is_same_v<L, layout::contiguous>, "shaped::io::safetensors_file::read: into a contiguous tensor");
+        check_extents(e, t.shape.sizes(), t.shape.text());
+        convert(e, t.data());
+    }
+
+    /// Copies the tensor `e` into `n` elements at `out` (its dtype converted as `read` converts it), after
+    /// checking that the file's extents are `expected` (`expected_text` names them in the error).
+    template <class V>
+    void read(const safetensors_entry& e, std::span<const std::size_t> expected, const std::string& expected_text,
+              V* out) const {
+        check_extents(e, expected, expected_text);
+        convert(e, out);
+    }
+
+    /// Throws `file_error` unless a tensor of `V` elements can take `e`'s dtype: F32, F16 or BF16 for float,
+    /// F64 for double, I64 for `std::int64_t`.
+    template <class V>
+    void check_dtype(const safetensors_entry& e) const {
+        static_assert(std::is_same_v<V, float> || std::is_same_v<V, double> || std::is_same_v<V, std::int64_t>,
+                      "shaped::io::safetensors_file::read: into float, double or std::int64_t tensors");
+        if constexpr (std::is_same_v<V, float>) {
+            if (e.dtype != "F32" && e.dtype != "F16" && e.dtype != "BF16") refuse(e, "a float tensor takes F32, F16 or BF16");
+        } else if constexpr (std::is_same_v<V, double>) {
+            if (e.dtype != "F64") refuse(e, "a double tensor takes F64");
+        } else {
+            if (e.dtype != "I64") refuse(e, "a std::int64_t tensor takes I64");
+        }
+    }
+
+private:
+    template <class Sizes>
+    void check_extents(const safetensors_entry& e, const Sizes& expected, const std::string& expected_text) const {
+        const bool same = e.shape.size() == std::size(expected) &&
+                          std::equal(e.shape.begin(), e.shape.end(), std::begin(expected));
+        if (!same)
+            throw shape_error("io::safetensors_file::read(" + path_ + "): " + e.name, expected_text,
+                              detail::dims_text(e.shape));
+    }
+
+    template <class V>
+    void convert(const safetensors_entry& e, V* out) const {
+        check_dtype<V>(e);
+        const std::byte* p = data_ + e.begin;
+        const std::size_t n = e.numel();
+        if (e.dtype == "F16" || e.dtype == "BF16") {
+            const bool half = e.dtype == "F16";
+            for (std::size_t i = 0; i < n; ++i) {
+                std::uint16_t v;
+                std::memcpy(&v, p + 2 * i, 2);
+                out[i] = half ? detail::half_to_float(v) : detail::bfloat16_to_float(v);
+            }
+        } else {
+            std::memcpy(out, p, n * sizeof(V));
+        }
+    }
+
+    [[noreturn]] void refuse(const safetensors_entry& e, const std::string& what) const {
+        throw file_error("safetensors", path_, e.name + " is " + e.dtype + "; " + what);
+    }
+
+    [[noreturn]] void corrupt(const std::string& problem) const { throw file_error("safetensors", path_, problem); }
+
+    static std::size_t to_size(const nlohmann::json& v, bool& ok) {
+        if (v.is_number_unsigned()) return v.get<std::size_t>();
+        ok = false;
+        return 0;
+    }
+
+    void parse() {
+        const std::size_t size = map_.size();
+        if (size < 8) corrupt("too short for a safetensors file (" + std::to_string(size) + " bytes; the header length alone takes 8)");
+        std::uint64_t n = 0;
+        std::memcpy(&n, map_.data(), 8);
+        if (n > size - 8)
+            corrupt("the header length, " + std::to_string(n) + " bytes, runs past the end of the file (" +
+                    std::to_string(size) + " bytes)");
+        const char* header = reinterpret_cast<const char*>(map_.data() + 8);
+        data_ = map_.data() + 8 + n;
+        const std::size_t data_size = size - 8 - static_cast<std::size_t>(n);
+        nlohmann::json j;
+        try {
+            j = nlohmann::json::parse(header, header + n);
+        } catch (const nlohmann::json::exception& ex) {
+            corrupt(std::string("the header is not JSON (") + ex.what() + ")");
+        }
+        if (!j.is_object()) corrupt("the header is not a JSON object");
+        for (const auto& [key, value] : j.items()) {
+            if (key == "__metadata__") continue;
+            if (!value.is_object() || !value.contains("dtype") || !value.contains("shape") ||
+                !value.contains("data_offsets"))
+                corrupt(key + ": an entry needs dtype, shape and data_offsets");
+            const auto& dtype = value["dtype"];
+            const auto& shape = value["shape"];
+            const auto& offsets = value["data_offsets"];
+            if (!dtype.is_string() || detail::dtype_size(dtype.get<std::string>()) == 0)
+                corrupt(key + ": unknown dtype " + dtype.dump());
+            if (!shape.is_array()) corrupt(key + ": the shape is not a list of extents");
+            if (!offsets.is_array() || offsets.size() != 2) corrupt(key + ": data_offsets is not [begin, end]");
+            safetensors_entry e;
+            e.name = key;
+            e.dtype = dtype.get<std::string>();
+            bool ok = true;
+            std::size_t bytes = detail::dtype_size(e.dtype);
+            for (const auto& d : shape) {
+                const std::size_t extent = to_size(d, ok);
+                if (ok && extent != 0 && bytes > std::numeric_limits<std::size_t>::max() / extent) ok = false;
+                bytes *= extent;
+                e.shape.push_back(extent);
+            }
+            if (!ok) corrupt(key + ": the shape " + shape.dump() + " is not a list of extents that fit in memory");
+            e.begin = to_size(offsets[0], ok);
+            e.end = to_size(offsets[1], ok);
+            if (!ok) corrupt(key + ": data_offsets " + offsets.dump() + " are not byte offsets");
+            if (e.begin > e.end || e.end > data_size)
+                corrupt(key + ": data_offsets " + offsets.dump() + " lie outside the data (" + std::to_string(data_size) +
+                        " bytes)");
+            if (e.end - e.begin != bytes)
+                corrupt(key + ": " + std::to_string(e.end - e.begin) + " bytes for " + e.dtype + " " +
+                        detail::dims_text(e.shape) + ", which takes " + std::to_string(bytes));
+            entries_.push_back(std::move(e));
+        }
+        std::sort(entries_.begin(), entries_.end(), [](const auto& a, const auto& b) { return a.begin < b.begin; });
+        for (std::size_t i = 1; i < entries_.size(); ++i)
+            if (entries_[i - 1].end > entries_[i].begin)
+                corrupt(entries_[i - 1].name + " and " + entries_[i].name + " overlap in the data");
+    }
+
+    std::string path_;
+    detail::mapped_file map_;
+    const std::byte* data_ = nullptr;
+    std::vector<safetensors_entry> entries_;
+};
+
+/// One tensor to write: its key, extents and float elements (row-major).
+struct safetensors_tensor {
+    std::string name;
+    std::vector<std::size_t> shape;
+    std::span<const float> values;
+};
+
+/// Writes `tensors` to `path` as a safetensors file of F32 tensors, in the order given, the header padded
+/// with spaces to a multiple of 8 bytes (as the reference writer does).
+///
+/// Shapes: each tensor's `values` must hold the product of its `shape`. Element type: float.
+/// Errors: thrown, `file_error` when the file cannot be written, `std::invalid_argument` for a tensor whose
+/// values are not as many as its shape gives. Source: `safetensors.torch.save_file`.
+/// Example: `io::save_safetensors("w.safetensors", {{"weight", {2, 3}, w.storage_span()}});`
+inline void save_safetensors(const std::string& path, const std::vector<safetensors_tensor>& tensors) {
+    nlohmann::ordered_json header = nlohmann::ordered_json::object();
+    std::size_t offset = 0;
+    for (const auto& t : tensors) {
+        std::size_t n = 1;
+        for (auto d : t.shape) n *= d;
+        if (n != t.values.size())
+            throw std::invalid_argument("shaped::io::save_safetensors: " + t.name + " has " +
+                                        std::to_string(t.values.size()) + " values for the shape " +
+                                        detail::dims_text(t.shape));
+        header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + 4 * n}}};
+        offset += 4 * n;
+    }
+    std::string text = header.dump();
+    text.append((8 - text.size() % 8) % 8, ' ');
+    std::ofstream out(path, std::ios::binary);
+    const std::uint64_t n = text.size();
+    out.write(reinterpret_cast<const char*>(&n), 8);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    for (const auto& t : tensors)
+        out.write(reinterpret_cast<const char*>(t.values.data()), static_cast<std::streamsize>(4 * t.values.size()));
+    if (!out) throw file_error("save_safetensors", path, "cannot write");
+}
+
+}  // namespace shaped::io
+
+#endif

@@ -1,0 +1,92 @@
+#ifndef SHAPED_IO_STATE_DICT_HPP
+#define SHAPED_IO_STATE_DICT_HPP
+
+/// \file
+/// `io::load_state_dict` and `io::save_state_dict`: a module's parameters from and to a safetensors file,
+/// under PyTorch's `state_dict()` names, strictly, as `module.load_state_dict(sd)` loads them.
+
+#include <algorithm>
+#include <cstddef>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "../nn/parameters.hpp"
+#include "file_error.hpp"
+#include "safetensors.hpp"
+
+namespace shaped::io {
+
+namespace detail {
+
+// The first ten keys, quoted, and how many more there are.
+inline std::string key_list(const std::vector<std::string>& keys) {
+    std::string s;
+    const std::size_t shown = std::min<std::size_t>(keys.size(), 10);
+    for (std::size_t i = 0; i < shown; ++i) s += (i ? ", \"" : "\"") + keys[i] + "\"";
+    if (keys.size() > shown) s += " and " + std::to_string(keys.size() - shown) + " more";
+    return s;
+}
+
+}  // namespace detail
+
+/// Loads every parameter of `module` from `file`, by PyTorch's `state_dict()` names
+/// (`trf_blocks.0.att.W_query.weight`, see each module's `for_each_parameter`).
+///
+/// Strict, as PyTorch's `load_state_dict(strict=True)`: every parameter must be in the file, and every key
+/// of the file must be a parameter or a buffer of the module. Buffers (the causal `mask`, which the book's
+/// chapter-3 classes save and its KV-cache classes do not) are loaded when the file has them.
+/// Shapes: each tensor of the file must have its parameter's extents. Element type: as
+/// `safetensors_file::read` (F32, or F16/BF16 converted).
+/// Errors: thrown, `file_error` naming the file and every missing and unexpected key at once (a bias in the
+/// file for a layer built with `qkv_bias=false` is an unexpected key), or a key of a dtype the parameter
+/// cannot take; `shape_error` naming the file, the key, the expected extents with their axis names and the
+/// file's (`expected (d_out=768, d_in=768), got (768, 2304)`). Names and element types are checked for every
+/// key before any is copied; on a shape error the module is left partly loaded. A square weight stored
+/// transposed has the right extents and cannot be told apart: see `load_gpt2_weights` for a layout whose
+/// weights are stored `(in, out)`.
+/// Source: `torch.nn.Module.load_state_dict`; `torch.load` / `safetensors.torch.load_file` for the file.
+/// Example: `shaped::nn::gpt_model<cfg> model(shaped::nn::skip_init);  io::load_state_dict(model, io::safetensors_file("model.safetensors"));`
+template <nn::Module M>
+void load_state_dict(M& module, const safetensors_file& file) {
+    std::vector<std::string> missing, unexpected;
+    std::set<std::string> known;
+    module.for_each_parameter("", [&](const std::string& name, auto& t, nn::entry_kind kind) {
+        known.insert(name);
+        if (const auto* e = file.find(name))
+            file.check_dtype<typename std::remove_cvref_t<decltype(t)>::value_type>(*e);
+        else if (kind == nn::entry_kind::parameter)
+            missing.push_back(name);
+    });
+    for (const auto& e : file.entries())
+        if (!known.count(e.name)) unexpected.push_back(e.name);
+    if (!missing.empty() || !unexpected.empty()) {
+        std::string problem = "the keys do not match the module's";
+        if (!missing.empty()) problem += "; missing key(s): " + detail::key_list(missing);
+        if (!unexpected.empty()) problem += "; unexpected key(s): " + detail::key_list(unexpected);
+        throw file_error("load_state_dict", file.path(), problem);
+    }
+    module.for_each_parameter("", [&](const std::string& name, auto& t, nn::entry_kind) {
+        if (const auto* e = file.find(name)) file.read(*e, t);
+    });
+}
+
+/// Writes every parameter and buffer of `module` to `path`, under PyTorch's `state_dict()` names, as F32.
+///
+/// Shapes: each tensor's own. Element type: float parameters. Errors: thrown, `file_error` when the file
+/// cannot be written. Source: `safetensors.torch.save_file(model.state_dict(), path)`.
+/// Example: `io::save_state_dict(model, "model.safetensors");`
+template <nn::Module M>
+void save_state_dict(const M& module, const std::string& path) {
+    std::vector<safetensors_tensor> tensors;
+    module.for_each_parameter("", [&](const std::string& name, const auto& t, nn::entry_kind) {
+        const auto sizes = t.shape.sizes();
+        tensors.push_back({name, std::vector<std::size_t>(sizes.begin(), sizes.end()), {t.data(), t.numel()}});
+    });
+    save_safetensors(path, tensors);
+}
+
+}  // namespace shaped::io
+
+#endif

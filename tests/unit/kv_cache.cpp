@@ -1,0 +1,143 @@
+// The KV cache (the book's ch04/03_kv-cache): cached generation gives the ids of uncached generation for
+// every prompt length 1..40 and up to 30 new tokens, cached logits equal uncached ones to test::tolerance
+// (1e-5), prompts fed in several pieces (the mask's rows offset by what the cache holds), and the errors of
+// a cache that would overflow or change its batch.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "check.hpp"
+#include "module_goldens.hpp"
+
+namespace {
+
+namespace torch = shaped::torch;
+namespace nn = shaped::nn;
+
+// Long enough a context for 40 prompt tokens and 30 new ones.
+struct kv_config {
+    struct vocab_size : shaped::axis<"vocab_size", 97> {};
+    struct context_length : shaped::axis<"context_length", 80> {};
+    struct emb_dim : shaped::axis<"emb_dim", 32> {};
+    struct n_heads : shaped::axis<"n_heads", 4> {};
+    struct batch : shaped::dynamic_axis<"batch"> {};
+    struct num_tokens : shaped::dynamic_axis<"num_tokens", shaped::at_most<context_length>> {};
+    static constexpr std::size_t n_layers = 2;
+    static constexpr double drop_rate = 0.1;
+    static constexpr bool qkv_bias = true;
+};
+using batch = kv_config::batch;
+using tokens = kv_config::num_tokens;
+struct max_seq : shaped::axis<"max_seq", 128> {};
+struct seq : shaped::dynamic_axis<"seq", shaped::at_most<max_seq>> {};
+
+// b sequences of n token ids along the axis T (a growing sequence, or the model's num_tokens).
+template <class T = seq>
+shaped::tensor<std::int64_t, batch, T> prompt_of(std::size_t b, std::size_t n, std::uint64_t salt) {
+    std::vector<std::int64_t> v(b * n);
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::int64_t>((i * 31 + salt * 17 + 5) % 97);
+    return shaped::tensor<std::int64_t, batch, T>::from_buffer(v, b, n);
+}
+
+template <class F>
+std::string thrown(F f) {
+    try {
+        f();
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "";
+}
+
+nn::gpt_model<kv_config>& model() {
+    static nn::gpt_model<kv_config> m = [] {
+        torch::manual_seed(81);
+        nn::gpt_model<kv_config> x;
+        x.eval();
+        return x;
+    }();
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("cached generation gives the ids of uncached generation, every prompt length 1..40, up to 30 tokens") {
+    auto& m = model();
+    std::size_t compared = 0;
+    for (std::size_t n = 1; n <= 40; ++n) {
+        const std::size_t new_tokens = 1 + (n * 7) % 30;
+        const auto prompt = prompt_of(n % 3 == 0 ? 2 : 1, n, n);
+        const auto uncached = nn::generate_text_simple(m, prompt, new_tokens, kv_config::context_length::extent);
+        const auto cached = nn::generate_text_simple_cached(m, prompt, new_tokens);
+        INFO("prompt length ", n, ", ", new_tokens, " new tokens");
+        REQUIRE(cached.shape[1] == n + new_tokens);
+        CHECK(shaped::max_abs_diff(cached, uncached) == 0.0);
+        ++compared;
+    }
+    CHECK(compared == 40);
+    const auto thirty = nn::generate_text_simple_cached(m, prompt_of(1, 40, 9), 30);
+    CHECK(shaped::max_abs_diff(thirty, nn::generate_text_simple(m, prompt_of(1, 40, 9), 30, 80)) == 0.0);
+}
+
+TEST_CASE("cached logits equal uncached logits, step by step and with prompts fed in pieces") {
+    auto& m = model();
+    for (std::size_t n : {1, 7, 40}) {
+        const auto seq_ids = prompt_of<tokens>(2, n + 6, n);
+        m.reset_kv_cache();
+        // The prompt in two pieces (when it has two tokens or more), then one token at a time.
+        const std::size_t first = n > 1 ? n / 2 : 1;
+        std::size_t fed = 0;
+        for (std::size_t piece : {first, n - first, std::size_t{1}, std::size_t{1}, std::size_t{1}, std::size_t{3}}) {
+            if (piece == 0) continue;
+            const auto part = shaped::narrow<1, tokens>(seq_ids, fed, piece);
+            const auto cached_logits = m(part, nn::use_cache);
+            fed += piece;
+            const auto whole = m(shaped::narrow<1, tokens>(seq_ids, 0, fed));  // uncached, every position so far
+            const auto tail = shaped::narrow<1, tokens>(whole, fed - piece, piece);
+            INFO("prompt length ", n, ", ", fed, " tokens fed");
+            CHECK(shaped::max_abs_diff(cached_logits, tail) <= test::tolerance);
+            CHECK(m.current_pos() == fed);
+        }
+    }
+}
+
+TEST_CASE("the cache refuses to overflow the context or to change its batch, naming what it holds") {
+    auto& m = model();
+    m.reset_kv_cache();
+    (void)m(prompt_of<tokens>(1, 78, 1), nn::use_cache);
+    CHECK(thrown([&] { (void)m(prompt_of<tokens>(1, 3, 2), nn::use_cache); }) ==
+          "shaped::nn::gpt_model(in_idx, use_cache): expected at most 80 tokens (context_length) in the cache, got 78 "
+          "cached + 3 new");
+    (void)m(prompt_of<tokens>(1, 2, 2), nn::use_cache);  // exactly full: fine
+    CHECK(m.current_pos() == 80);
+    m.reset_kv_cache();
+    (void)m(prompt_of<tokens>(1, 2, 3), nn::use_cache);
+    CHECK(thrown([&] { (void)m(prompt_of<tokens>(2, 1, 3), nn::use_cache); }) ==
+          "shaped::nn::kv_cache::append(keys, values): expected batch=1 (the batch the cache holds; reset() it for "
+          "another), got batch=2");
+    CHECK(thrown([&] { (void)nn::generate_text_simple_cached(m, prompt_of(1, 60, 4), 22); }) ==
+          "shaped::generate_text_simple_cached(model, idx, max_new_tokens): expected prompt + max_new_tokens - 1 <= 80 "
+          "(context_length), got 60 + 22 - 1");
+    CHECK(nn::generate_text_simple_cached(m, prompt_of(1, 60, 4), 21).shape[1] == 81);
+}
+
+TEST_CASE("the cache's keys are their own axis: scores of new queries against cached keys need the offset mask") {
+    struct context_length : shaped::axis<"context_length", 8> {};
+    struct num_tokens : shaped::dynamic_axis<"num_tokens", shaped::at_most<context_length>> {};
+    struct d : shaped::axis<"d", 4> {};
+    torch::manual_seed(5);
+    const auto q = torch::rand<num_tokens, d>(3);                     // 3 new tokens
+    const auto k = torch::rand<shaped::cached<num_tokens>, d>(7);      // 4 cached before them, 7 in all
+    const auto scores = shaped::matmul(q, k.T());                      // (num_tokens, cached<num_tokens>)
+    const auto mask = shaped::triu<1>(shaped::ones<context_length, context_length>()).to<bool>();
+    const auto rows = shaped::narrow<0, num_tokens>(mask, 4, 3).slice<num_tokens, shaped::cached<num_tokens>>(3, 7);
+    const auto masked = scores.masked_fill(rows, -std::numeric_limits<float>::infinity());
+    for (std::size_t i = 0; i < 3; ++i)
+        for (std::size_t j = 0; j < 7; ++j) CHECK(std::isinf(masked.at(i, j)) == (j > 4 + i));
+    // The book's mask[:num_tokens, :num_tokens] has the new tokens' shape, not the scores': it does not compile
+    // (tests/compile_fail/56_cache_mask_of_new_tokens.cpp).
+    CHECK(thrown([&] { (void)shaped::narrow<0, num_tokens>(mask, 6, 3); }) ==
+          "shaped::narrow<Dim, To>(x, start, length): expected 1 <= length <= 8 (num_tokens's bound) and start + length "
+          "<= 8 (context_length), got start = 6, length = 3");
+}

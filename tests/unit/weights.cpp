@@ -1,0 +1,260 @@
+// Trained weights from PyTorch's files (tests/golden/weights/, made by make_goldens.py): the book's GPTModel
+// saved by its state_dict() names, and the same weights in Hugging Face's GPT-2 layout, both give PyTorch's
+// logits (to test::tolerance, 1e-5) and ids; every way a file can be wrong throws, naming the file and what
+// is wrong; a fuzzed file is refused or read, never read outside its bytes (run under ASan/UBSan too).
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <shaped/io/gpt2_weights.hpp>
+#include <shaped/io/state_dict.hpp>
+
+#include "check.hpp"
+#include "golden/weights_goldens.hpp"
+#include "module_goldens.hpp"
+
+#ifndef SHAPED_GOLDEN_DIR
+#error "SHAPED_GOLDEN_DIR must name tests/golden (set by tests/meson.build)"
+#endif
+
+namespace {
+
+namespace nn = shaped::nn;
+namespace io = shaped::io;
+
+struct tiny {
+    struct vocab_size : shaped::axis<"vocab_size", 97> {};
+    struct context_length : shaped::axis<"context_length", 16> {};
+    struct emb_dim : shaped::axis<"emb_dim", 64> {};
+    struct n_heads : shaped::axis<"n_heads", 4> {};
+    struct batch : shaped::dynamic_axis<"batch"> {};
+    struct num_tokens : shaped::dynamic_axis<"num_tokens", shaped::at_most<context_length>> {};
+    static constexpr std::size_t n_layers = 2;
+    static constexpr double drop_rate = 0.1;
+    static constexpr bool qkv_bias = true;
+};
+struct tiny_without_bias : tiny {
+    static constexpr bool qkv_bias = false;
+};
+struct tiny_narrow : tiny {
+    struct emb_dim : shaped::axis<"emb_dim", 32> {};
+};
+
+const std::string dir = std::string(SHAPED_GOLDEN_DIR) + "/weights/";
+const std::string state_dict_file = dir + "tiny_state_dict.safetensors";
+const std::string gpt2_file = dir + "tiny_gpt2.safetensors";
+
+using ids_t = shaped::tensor<std::int64_t, tiny::batch, tiny::num_tokens>;
+ids_t golden_ids() { return ids_t{{5, 17, 96, 0, 42}, {3, 3, 64, 12, 7}}; }
+
+template <class E, class F>
+std::string thrown(F f) {
+    try {
+        f();
+    } catch (const E& e) {
+        return e.what();
+    }
+    return "";
+}
+
+std::vector<char> bytes_of(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// A file of the given bytes in the system's temporary folder, removed with the object.
+struct temp_file {
+    std::string path;
+    explicit temp_file(const std::string& name, const std::vector<char>& bytes)
+        : path((std::filesystem::temp_directory_path() / ("shaped_test_" + name)).string()) {
+        std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+    ~temp_file() { std::remove(path.c_str()); }
+};
+
+// The bytes of a safetensors file with the given JSON header and data.
+std::vector<char> safetensors_bytes(const std::string& header, std::size_t data_bytes) {
+    std::vector<char> b(8 + header.size() + data_bytes, 0);
+    const std::uint64_t n = header.size();
+    std::memcpy(b.data(), &n, 8);
+    std::memcpy(b.data() + 8, header.data(), header.size());
+    return b;
+}
+
+}  // namespace
+
+TEST_CASE("load_state_dict: the book's GPTModel saved by state_dict() names gives PyTorch's logits") {
+    nn::gpt_model<tiny> model(nn::skip_init);
+    io::load_state_dict(model, io::safetensors_file(state_dict_file));
+    model.eval();
+    CHECK(test::max_abs_diff(model(golden_ids()), golden::weights_tiny_logits) <= test::tolerance);
+    // Every key of the file is one of the model's, and the other way round.
+    const auto keys = nn::state_dict_keys(model);
+    CHECK(keys.front() == "tok_emb.weight");
+    CHECK(keys[3] == "trf_blocks.0.att.W_query.weight");
+    CHECK(keys.size() == io::safetensors_file(state_dict_file).entries().size());
+}
+
+TEST_CASE("load_gpt2_weights: Hugging Face's layout, Conv1D weights transposed, out_head tied to wte") {
+    nn::gpt_model<tiny> model(nn::skip_init);
+    io::load_gpt2_weights(model, io::safetensors_file(gpt2_file));
+    model.eval();
+    CHECK(test::max_abs_diff(model(golden_ids()), golden::weights_tiny_logits) <= test::tolerance);
+    struct max_seq : shaped::axis<"max_seq", 64> {};
+    struct seq : shaped::dynamic_axis<"seq", shaped::at_most<max_seq>> {};
+    const shaped::tensor<std::int64_t, tiny::batch, seq> prompt{{5, 17, 96}};
+    const auto ids = nn::generate_text_simple(model, prompt, 20, 16);
+    std::size_t mismatches = 0;
+    for (std::size_t i = 0; i < golden::weights_tiny_generate.size(); ++i)
+        mismatches += ids.data()[i] != golden::weights_tiny_generate[i];
+    CHECK(mismatches == 0);
+    CHECK(shaped::max_abs_diff(model.out_head.weight, model.tok_emb.weight.rename<tiny::vocab_size, tiny::emb_dim>()) ==
+          0.0);
+}
+
+TEST_CASE("save_state_dict then load_state_dict gives the same model") {
+    nn::gpt_model<tiny> model(nn::skip_init);
+    io::load_state_dict(model, io::safetensors_file(state_dict_file));
+    const temp_file saved("saved.safetensors", {});
+    io::save_state_dict(model, saved.path);
+    nn::gpt_model<tiny> again(nn::skip_init);
+    io::load_state_dict(again, io::safetensors_file(saved.path));
+    model.eval();
+    again.eval();
+    CHECK(shaped::max_abs_diff(model(golden_ids()), again(golden_ids())) == 0.0);
+}
+
+TEST_CASE("load_state_dict is strict: missing and unexpected keys, dtypes and shapes, each naming the file") {
+    // Weights with q, k, v biases into a model without: the biases are unexpected, as PyTorch says.
+    nn::gpt_model<tiny_without_bias> no_bias(nn::skip_init);
+    const std::string unexpected = thrown<io::file_error>([&] { io::load_state_dict(no_bias, io::safetensors_file(state_dict_file)); });
+    CHECK(unexpected.rfind("shaped::load_state_dict: " + state_dict_file +
+                               ": the keys do not match the module's; unexpected key(s): \"trf_blocks.0.att.W_query.bias\", "
+                               "\"trf_blocks.0.att.W_key.bias\"",
+                           0) == 0);
+    // The other way round: the biases are missing.
+    struct one_layer : shaped::axis<"d", 64> {};
+    nn::linear<one_layer, one_layer> layer(nn::skip_init);
+    const std::vector<float> w(64 * 64, 0.5f);
+    const temp_file weight_only("weight_only.safetensors", {});
+    io::save_safetensors(weight_only.path, {{"weight", {64, 64}, w}});
+    CHECK(thrown<io::file_error>([&] { io::load_state_dict(layer, io::safetensors_file(weight_only.path)); }) ==
+          "shaped::load_state_dict: " + weight_only.path + ": the keys do not match the module's; missing key(s): \"bias\"");
+    // A transposed or otherwise misshapen weight names the key, the axes it should have and the file's extents.
+    nn::gpt_model<tiny_narrow> narrow(nn::skip_init);
+    CHECK(thrown<shaped::shape_error>([&] { io::load_gpt2_weights(narrow, io::safetensors_file(gpt2_file)); }) ==
+          "shaped::io::safetensors_file::read(" + gpt2_file + "): wte.weight: expected (vocab_size=97, emb_dim=32), got (97, 64)");
+    nn::linear<one_layer, tiny::vocab_size> wide(nn::skip_init, false);
+    CHECK(thrown<shaped::shape_error>([&] { io::load_state_dict(wide, io::safetensors_file(weight_only.path)); }) ==
+          "shaped::io::safetensors_file::read(" + weight_only.path + "): weight: expected (vocab_size=97, d=64), got (64, 64)");
+    // An integer tensor where floats are expected, checked before anything is copied.
+    const temp_file ints("ints.safetensors",
+                         safetensors_bytes(R"({"weight":{"dtype":"I64","shape":[2],"data_offsets":[0,16]}})", 16));
+    struct two : shaped::axis<"two", 2> {};
+    struct one_ : shaped::axis<"one_", 1> {};
+    nn::linear<two, one_> tiny_layer(nn::skip_init, false);
+    CHECK(thrown<io::file_error>([&] { io::load_state_dict(tiny_layer, io::safetensors_file(ints.path)); }) ==
+          "shaped::safetensors: " + ints.path + ": weight is I64; a float tensor takes F32, F16 or BF16");
+}
+
+TEST_CASE("a file that is not a safetensors file, or lies about its tensors, throws naming the file") {
+    const auto fails = [](const std::string& name, const std::vector<char>& bytes) {
+        const temp_file f(name, bytes);
+        return thrown<io::file_error>([&] { io::safetensors_file s(f.path); });
+    };
+    const std::string tmp = std::filesystem::temp_directory_path().string() + "/shaped_test_";
+    CHECK(thrown<io::file_error>([] { io::safetensors_file s("/nonexistent/model.safetensors"); }) ==
+          "shaped::safetensors: /nonexistent/model.safetensors: cannot open: No such file or directory");
+    CHECK(fails("short", {'a', 'b'}) ==
+          "shaped::safetensors: " + tmp + "short: too short for a safetensors file (2 bytes; the header length alone takes 8)");
+    auto past = safetensors_bytes("{}", 0);
+    past[0] = 100;
+    CHECK(fails("past", past) == "shaped::safetensors: " + tmp +
+                                     "past: the header length, 100 bytes, runs past the end of the file (10 bytes)");
+    CHECK(fails("json", safetensors_bytes("{nope", 0)).find(tmp + "json: the header is not JSON (") != std::string::npos);
+    CHECK(fails("array", safetensors_bytes("[1, 2]", 0)) == "shaped::safetensors: " + tmp + "array: the header is not a JSON object");
+    CHECK(fails("dtype", safetensors_bytes(R"({"w":{"dtype":"F12","shape":[2],"data_offsets":[0,8]}})", 8)) ==
+          "shaped::safetensors: " + tmp + "dtype: w: unknown dtype \"F12\"");
+    CHECK(fails("outside", safetensors_bytes(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 8)) ==
+          "shaped::safetensors: " + tmp + "outside: w: data_offsets [0,16] lie outside the data (8 bytes)");
+    CHECK(fails("count", safetensors_bytes(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,16]}})", 16)) ==
+          "shaped::safetensors: " + tmp + "count: w: 16 bytes for F32 (3), which takes 12");
+    CHECK(fails("overlap", safetensors_bytes(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                             R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                                             12)) == "shaped::safetensors: " + tmp + "overlap: a and b overlap in the data");
+    CHECK(fails("negative", safetensors_bytes(R"({"w":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4)) ==
+          "shaped::safetensors: " + tmp + "negative: w: the shape [-1] is not a list of extents that fit in memory");
+    CHECK(fails("huge", safetensors_bytes(R"({"w":{"dtype":"F32","shape":[4611686018427387904,8],"data_offsets":[0,4]}})", 4))
+              .find("is not a list of extents that fit in memory") != std::string::npos);
+    // A tensor of another rank than the parameter's.
+    const temp_file rank3("rank3.safetensors",
+                          safetensors_bytes(R"({"weight":{"dtype":"F32","shape":[1,2,1],"data_offsets":[0,8]}})", 8));
+    struct two : shaped::axis<"two", 2> {};
+    struct one_ : shaped::axis<"one_", 1> {};
+    nn::linear<two, one_> layer(nn::skip_init, false);
+    CHECK(thrown<shaped::shape_error>([&] { io::load_state_dict(layer, io::safetensors_file(rank3.path)); }) ==
+          "shaped::io::safetensors_file::read(" + rank3.path + "): weight: expected (one_=1, two=2), got (1, 2, 1)");
+}
+
+TEST_CASE("F16 and BF16 tensors are converted to float exactly") {
+    // 1.0, -2.5, 65504 (the largest half), 2^-24 (the smallest subnormal), -0, inf
+    const std::vector<std::uint16_t> half{0x3c00, 0xc100, 0x7bff, 0x0001, 0x8000, 0x7c00};
+    const std::vector<std::uint16_t> bf16{0x3f80, 0xc020, 0x477f, 0x0001, 0x8000, 0x7f80};
+    const std::string header = R"({"h":{"dtype":"F16","shape":[6],"data_offsets":[0,12]},)"
+                               R"("b":{"dtype":"BF16","shape":[6],"data_offsets":[12,24]}})";
+    auto bytes = safetensors_bytes(header, 24);
+    std::memcpy(bytes.data() + 8 + header.size(), half.data(), 12);
+    std::memcpy(bytes.data() + 8 + header.size() + 12, bf16.data(), 12);
+    const temp_file f("halves.safetensors", bytes);
+    const io::safetensors_file s(f.path);
+    struct six : shaped::axis<"six", 6> {};
+    shaped::tensor<float, six> h, b;
+    s.read("h", h);
+    s.read("b", b);
+    const std::vector<float> want_h{1.0f, -2.5f, 65504.0f, 0x1p-24f, -0.0f, INFINITY};
+    const std::vector<float> want_b{1.0f, -2.5f, 65280.0f, std::bit_cast<float>(0x00010000u), -0.0f, INFINITY};
+    for (std::size_t i = 0; i < 6; ++i) {
+        CHECK(std::bit_cast<std::uint32_t>(h.at(i)) == std::bit_cast<std::uint32_t>(want_h[i]));
+        CHECK(std::bit_cast<std::uint32_t>(b.at(i)) == std::bit_cast<std::uint32_t>(want_b[i]));
+    }
+    CHECK(thrown<io::file_error>([&] { shaped::tensor<float, six> t; s.read("x", t); }) ==
+          "shaped::safetensors: " + f.path + ": no tensor x");
+}
+
+TEST_CASE("a fuzzed file is refused with a clear exception or read, never read outside its bytes") {
+    struct four : shaped::axis<"four", 4> {};
+    struct three : shaped::axis<"three", 3> {};
+    const temp_file good("fuzz_source.safetensors", {});
+    const std::vector<float> w(12, 0.25f), b(3, -1.0f);
+    io::save_safetensors(good.path, {{"weight", {3, 4}, w}, {"bias", {3}, b}});
+    const std::vector<char> source = bytes_of(good.path);
+    std::size_t refused = 0, read = 0;
+    const auto attempt = [&](const std::vector<char>& bytes) {
+        const temp_file f("fuzz.safetensors", bytes);
+        try {
+            nn::linear<four, three> layer(nn::skip_init);
+            io::load_state_dict(layer, io::safetensors_file(f.path));
+            ++read;
+        } catch (const io::file_error& e) {
+            CHECK(std::string(e.what()).find(f.path) != std::string::npos);
+            ++refused;
+        } catch (const shaped::shape_error& e) {
+            CHECK(std::string(e.what()).find(f.path) != std::string::npos);
+            ++refused;
+        }
+    };
+    for (std::size_t n = 0; n < source.size(); ++n) attempt(std::vector<char>(source.begin(), source.begin() + n));
+    for (std::size_t i = 0; i < source.size(); ++i)
+        for (char v : {'\0', '9', '"', '{', ']', '\xff'}) {
+            auto bytes = source;
+            bytes[i] = v;
+            attempt(bytes);
+        }
+    CHECK(refused > source.size());  // every truncation is refused
+    CHECK(read > 0);                 // flips in the data are read as numbers
+}
