@@ -91,15 +91,15 @@ void libtorch_gpt_decode(benchmark::State& state) {
 }
 
 BENCHMARK_CAPTURE(libtorch_gpt_forward, b2_t4, 2, 4)->Name("libtorch_gpt/forward_b2_t4")->ArgName("threads")
-    ->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+    ->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(libtorch_gpt_forward, b1_t1024, 1, 1024)->Name("libtorch_gpt/forward_b1_t1024")
-    ->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+    ->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(libtorch_gpt_generate)->Name("libtorch_gpt/generate_b1_t4_new8")->ArgName("threads")->Arg(1)->Arg(2)
-    ->Unit(benchmark::kMillisecond);
+    ->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(libtorch_gpt_decode, true)->Name("libtorch_gpt/decode_cached_new32")->ArgName("threads")->Arg(1)
-    ->Arg(2)->Unit(benchmark::kMillisecond);
+    ->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(libtorch_gpt_decode, false)->Name("libtorch_gpt/decode_uncached_new32")->ArgName("threads")
-    ->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+    ->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -78,7 +78,7 @@ public:
         }
         size_ = static_cast<std::size_t>(st.st_size);
         if (size_ > 0) {
-            void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+            void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);  // one pass, not a fault per page
             if (p == MAP_FAILED) {
                 ::close(fd);
                 throw file_error(reader, path, std::string("cannot map: ") + std::strerror(errno));

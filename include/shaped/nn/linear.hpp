@@ -102,7 +102,13 @@ public:
                                                               std::array<source, n>{source{0, I}..., source{}}>(x.shape),
                                  uninitialized);
                     Value* y = out.data();
-                    shaped::detail::gemm(x.storage().data(), weight.data(), y, rows, Out::extent, In::extent, true);
+                    const auto& in = x.storage();
+                    if (rows <= 2)  // decoding: a row or two, at the memory's speed
+                        for (std::size_t r = 0; r < rows; ++r)
+                            shaped::detail::gemv(weight.data(), in.data() + r * In::extent, y + r * Out::extent,
+                                                 Out::extent, In::extent);
+                    else
+                        shaped::detail::gemm(in.data(), weight.data(), y, rows, Out::extent, In::extent, true);
                     if (bias) {
                         const Value* b = bias->data();
                         for (std::size_t r = 0; r < rows; ++r)
