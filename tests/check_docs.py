@@ -11,7 +11,7 @@ In the Markdown files given (README.md, docs/*.md):
       lines of that file (what PyTorch printed, which the test suite checks the example against).
 In a Python file, a region is marked by `# [name]` lines.
 With --all-cases DOC, every compile-fail case (but the runner's sanity cases) must be shown in DOC.
-Usage: check_docs.py ROOT [--all-cases docs/09-reading-errors.md] FILE.md ...
+Usage: check_docs.py ROOT [--all-cases docs/10-reading-errors.md] FILE.md ...
 """
 import pathlib
 import re

@@ -328,6 +328,7 @@ def make_chapter4(h):
         h.tensor("gpt_parameter_counts", torch.tensor(counts), "parameters of GPTModel(tiny), and with qkv_bias=True")
 
 
+# [py_save_safetensors]
 def save_safetensors(path, tensors):
     """Writes {name: float32 tensor} as a safetensors file: an 8-byte little-endian header length, the JSON
     header (padded with spaces to a multiple of 8), then each tensor's bytes in order."""
@@ -344,6 +345,7 @@ def save_safetensors(path, tensors):
         f.write(text.encode())
         for b in blobs:
             f.write(b)
+# [py_save_safetensors]
 
 
 def gpt2_layout(cfg, scale=0.02):
@@ -427,7 +429,12 @@ def make_weights(h):
         load_weights_into_gpt(model, w)
         model.eval()
         save_safetensors(out_dir / "tiny_state_dict.safetensors", model.state_dict())
+        # One weight as NumPy saves it, in C order and in Fortran order, and the ids as int64.
+        import numpy as np
+        np.save(out_dir / "W_query.npy", model.trf_blocks[0].att.W_query.weight.numpy())
+        np.save(out_dir / "W_query_fortran.npy", np.asfortranarray(model.trf_blocks[0].att.W_query.weight.numpy()))
         ids = torch.tensor([[5, 17, 96, 0, 42], [3, 3, 64, 12, 7]])
+        np.save(out_dir / "ids.npy", ids.numpy())
         h.tensor("weights_tiny_logits", model(ids), "tiny_gpt2.safetensors loaded as load_weights_into_gpt does; "
                  "model.eval(); model(ids)")
         h.tensor("weights_tiny_generate", book["generate_text_simple"](model, torch.tensor([[5, 17, 96]]), 20, 16),

@@ -127,12 +127,14 @@ TEST_CASE("the cache's keys are their own axis: scores of new queries against ca
     struct num_tokens : shaped::dynamic_axis<"num_tokens", shaped::at_most<context_length>> {};
     struct d : shaped::axis<"d", 4> {};
     torch::manual_seed(5);
+    // [cache_mask]
     const auto q = torch::rand<num_tokens, d>(3);                     // 3 new tokens
     const auto k = torch::rand<shaped::cached<num_tokens>, d>(7);      // 4 cached before them, 7 in all
     const auto scores = shaped::matmul(q, k.T());                      // (num_tokens, cached<num_tokens>)
     const auto mask = shaped::triu<1>(shaped::ones<context_length, context_length>()).to<bool>();
     const auto rows = shaped::narrow<0, num_tokens>(mask, 4, 3).slice<num_tokens, shaped::cached<num_tokens>>(3, 7);
     const auto masked = scores.masked_fill(rows, -std::numeric_limits<float>::infinity());
+    // [cache_mask]
     for (std::size_t i = 0; i < 3; ++i)
         for (std::size_t j = 0; j < 7; ++j) CHECK(std::isinf(masked.at(i, j)) == (j > 4 + i));
     // The book's mask[:num_tokens, :num_tokens] has the new tokens' shape, not the scores': it does not compile

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <shaped/io/gpt2_weights.hpp>
+#include <shaped/io/npy.hpp>
 #include <shaped/io/state_dict.hpp>
 
 #include "check.hpp"
@@ -257,4 +258,45 @@ TEST_CASE("a fuzzed file is refused with a clear exception or read, never read o
         }
     CHECK(refused > source.size());  // every truncation is refused
     CHECK(read > 0);                 // flips in the data are read as numbers
+}
+
+TEST_CASE("load_npy: NumPy's files with their shape checked, every bad file refused naming it") {
+    nn::gpt_model<tiny> model(nn::skip_init);
+    io::load_state_dict(model, io::safetensors_file(state_dict_file));
+    using W = decltype(model.trf_blocks[0].att.W_query.weight);
+    const auto w = io::load_npy<float, tiny::emb_dim, tiny::emb_dim>(dir + "W_query.npy");
+    CHECK(shaped::max_abs_diff(w, W(model.trf_blocks[0].att.W_query.weight)) == 0.0);
+    const auto ids = io::load_npy<std::int64_t, tiny::batch, tiny::num_tokens>(dir + "ids.npy");  // run-time axes
+    CHECK(ids.shape[1] == 5);
+    CHECK(shaped::max_abs_diff(ids, golden_ids()) == 0.0);
+
+    struct d_out : shaped::axis<"d_out", 64> {};
+    struct d_in : shaped::axis<"d_in", 32> {};
+    CHECK(thrown<shaped::shape_error>([&] { (void)io::load_npy<float, d_out, d_in>(dir + "W_query.npy"); }) ==
+          "shaped::io::load_npy(" + dir + "W_query.npy): expected (d_out=64, d_in=32), got (64, 64)");
+    CHECK(thrown<shaped::shape_error>([&] { (void)io::load_npy<float, d_out>(dir + "W_query.npy"); }) ==
+          "shaped::io::load_npy(" + dir + "W_query.npy): expected 1 axes, got (64, 64)");
+    CHECK(thrown<io::file_error>([&] { (void)io::load_npy<double, d_out, d_out>(dir + "W_query.npy"); }) ==
+          "shaped::load_npy: " + dir + "W_query.npy: the elements are <f4; this tensor takes <f8");
+    CHECK(thrown<io::file_error>([&] { (void)io::load_npy<float, d_out, d_out>(dir + "W_query_fortran.npy"); }) ==
+          "shaped::load_npy: " + dir + "W_query_fortran.npy: the elements are in Fortran order; save a C-ordered array");
+    CHECK(thrown<io::file_error>([&] { (void)io::load_npy<float, d_out, d_out>(dir + "missing.npy"); }) ==
+          "shaped::load_npy: " + dir + "missing.npy: cannot open");
+    const auto source = bytes_of(dir + "W_query.npy");
+    const temp_file truncated("truncated.npy", std::vector<char>(source.begin(), source.end() - 4));
+    CHECK(thrown<io::file_error>([&] { (void)io::load_npy<float, d_out, d_out>(truncated.path); }) ==
+          "shaped::load_npy: " + truncated.path +
+              ": the header's shape (64, 64) of <f4 needs 16384 bytes, and the file holds 16380");
+    const temp_file not_npy("not.npy", std::vector<char>(source.begin() + 1, source.end()));
+    CHECK(thrown<io::file_error>([&] { (void)io::load_npy<float, d_out, d_out>(not_npy.path); })
+              .find(not_npy.path + ": not a .npy file (") != std::string::npos);
+    // A header that claims a huge shape is refused without allocating it.
+    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 64), }";
+    header.append(128 - 10 - header.size() - 1, ' ');  // magic, version and length: 10 bytes; 128 in all
+    header += '\n';
+    const std::string magic = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0';
+    const std::string huge = magic + header + std::string(16, '\0');
+    const temp_file huge_file("huge.npy", std::vector<char>(huge.begin(), huge.end()));
+    CHECK(thrown<io::file_error>([&] { (void)io::load_npy<float, d_out, d_out>(huge_file.path); })
+              .find("needs more bytes than the file has") != std::string::npos);
 }
