@@ -367,7 +367,9 @@ def main():
            "A decoding step with the cache reads every weight once (all but the embeddings, of which it reads one "
            "row each): " + (f"{weight_mb:.0f} MB" if weight_mb else "–") + ". The machine reads memory at the rate "
            "of `machine/read_bandwidth` (a sum over 512 MB of floats), so it decodes at most bandwidth ÷ weight "
-           "bytes tokens per second. Target: at least 70% of that bound, and faster than LibTorch.", "",
+           "bytes tokens per second. The cached figures time 32 one-token steps after the prompt's pass, which is set "
+           "up untimed (a prefill, not a decoding step); the uncached ones time the book's `generate_text_simple`, "
+           "each step over the whole sequence. Target: at least 70% of that bound, and faster than LibTorch.", "",
            "| threads | read bandwidth (GB/s) | bound (tokens/s) | shaped cached (tokens/s) | fraction of bound | "
            "LibTorch cached (tokens/s) | shaped uncached (tokens/s) | cache speed-up |", "|---|---|---|---|---|---|---|---|"]
     for t in (1, 2):
