@@ -71,6 +71,12 @@ template <class... T>
 struct divisor {};
 template <class... T>
 struct parts {};
+template <class... T>
+struct query_axes {};
+template <class... T>
+struct key_axes {};
+template <class... T>
+struct value_axes {};
 
 /// What an op returns when one of its shape checks failed, so that the failed `static_assert` is the
 /// only error at the call (not "variable has incomplete type void" after it), and so that the calls

@@ -38,9 +38,11 @@ namespace shaped::nn {
 /// Source: the book's `GPTModel` (chapter 4): `tok_emb`, `pos_emb`, `drop_emb`, `trf_blocks`, `final_norm`,
 /// `out_head`, created in that order (`torch.manual_seed(123)` gives the book's weights); forward
 /// `tok_emb(in_idx) + pos_emb(arange(seq_len))`, dropout, the blocks, the norm, the head. Like an `nn.Module`,
-/// a new model is in training mode; the call draws its dropout from `gen`.
+/// a new model is in training mode; the call draws its dropout from `gen`. `Attention` is the blocks'
+/// attention form (see `transformer_block`): `gpt_model<gpt2_124m, multi_head_attention_sdpa>` runs the
+/// fused kernel, its state_dict names then `trf_blocks.N.att.qkv.*` and `.proj.*`.
 /// Example: `torch::manual_seed(123); shaped::nn::gpt_model<shaped::nn::gpt2_124m> model; auto logits = model(ids);`
-template <GptConfig Config>
+template <GptConfig Config, template <class, class, class, class> class Attention = multi_head_attention>
 class gpt_model {
 public:
     using config = Config;
@@ -51,7 +53,7 @@ public:
     embedding<vocab_size, emb_dim> tok_emb;
     embedding<context_length, emb_dim> pos_emb;
     nn::dropout drop_emb;
-    std::array<transformer_block<Config>, Config::n_layers> trf_blocks;
+    std::array<transformer_block<Config, Attention>, Config::n_layers> trf_blocks;
     layer_norm<emb_dim> final_norm;
     linear<emb_dim, vocab_size> out_head;
 
@@ -185,9 +187,9 @@ private:
     }
 
     template <class Source, std::size_t... I>
-    static std::array<transformer_block<Config>, Config::n_layers> make_blocks(Source& gen, std::index_sequence<I...>) {
+    static std::array<transformer_block<Config, Attention>, Config::n_layers> make_blocks(Source& gen, std::index_sequence<I...>) {
         // Braced initialisation runs left to right: block 0 draws its weights first.
-        return {{((void)I, transformer_block<Config>(gen))...}};
+        return {{((void)I, transformer_block<Config, Attention>(gen))...}};
     }
 };
 

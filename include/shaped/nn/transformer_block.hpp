@@ -28,13 +28,16 @@ namespace shaped::nn {
 /// Source: the book's `TransformerBlock` (chapter 4): `att`, `ff`, `norm1`, `norm2`, `drop_shortcut`, created
 /// in that order; `x = x + drop_shortcut(att(norm1(x)))`, then `x = x + drop_shortcut(ff(norm2(x)))`. Like an
 /// `nn.Module`, a new block is in training mode; the call draws its dropout from `gen`.
+/// `Attention` is the attention module's form: the book's `multi_head_attention` (the default),
+/// `multi_head_attention_combined_qkv` or `multi_head_attention_sdpa` (the bonus notebook's forms; the
+/// fused one needs `eval()` when the config's drop_rate is above 0).
 /// Example: `shaped::nn::transformer_block<shaped::nn::gpt2_124m> block;  auto y = block(x);`
-template <GptConfig Config>
+template <GptConfig Config, template <class, class, class, class> class Attention = multi_head_attention>
 class transformer_block {
     using emb = typename Config::emb_dim;
 
 public:
-    multi_head_attention<emb, emb, typename Config::context_length, typename Config::n_heads> att;
+    Attention<emb, emb, typename Config::context_length, typename Config::n_heads> att;
     feed_forward<emb> ff;
     layer_norm<emb> norm1;
     layer_norm<emb> norm2;

@@ -1,0 +1,113 @@
+#ifndef SHAPED_NN_MULTI_HEAD_ATTENTION_COMBINED_QKV_HPP
+#define SHAPED_NN_MULTI_HEAD_ATTENTION_COMBINED_QKV_HPP
+
+/// \file
+/// `nn::multi_head_attention_combined_qkv`: the book's multi-head attention with one projection for the
+/// queries, keys and values (the bonus notebook's `MultiHeadAttentionCombinedQKV`).
+
+#include <string>
+
+#include "../tensor.hpp"
+#include "../torch/generator.hpp"
+#include "dropout.hpp"
+#include "linear.hpp"
+#include "parameters.hpp"
+#include "self_attention.hpp"
+
+namespace shaped::nn {
+
+/// The part of the combined projection a slice holds: query, key or value (the `3` of
+/// `view(b, num_tokens, 3, num_heads, head_dim)`).
+struct qkv_part : axis<"qkv_part", 3> {};
+
+/// Multi-head causal self-attention with one `d_in → 3·d_out` projection, split into queries, keys and
+/// values and into heads by one `view` and one `permute`; then the book's steps.
+///
+/// Shapes: the call maps `(batch, num_tokens, DIn)` to `(batch, num_tokens, DOut)`, `batch` and `num_tokens`
+/// static or run-time, `num_tokens` declared within `ContextLength`. `qkv.weight` is `(qkv_dim, DIn)` where
+/// `qkv_dim` is the ordered product `(qkv_part=3, NumHeads, head_dim)`: `qkv(x).view<b, num_tokens, qkv_part,
+/// NumHeads, head_dim>()` compiles, and splitting it in another order (`num_heads` outermost, as
+/// `view(b, num_tokens, num_heads, 3, head_dim)` would in PyTorch, silently) does not. Inside, as the book's
+/// `multi_head_attention`. Element type: float.
+/// Errors: as `multi_head_attention`. Thrown: `std::invalid_argument` for a dropout outside [0, 1].
+/// Source: `MultiHeadAttentionCombinedQKV` of the book's bonus notebook
+/// (ch03/02_bonus_efficient-multihead-attention): `qkv = Linear(d_in, 3 * d_out, bias=qkv_bias)`, `proj =
+/// Linear(d_out, d_out)`, dropout, the causal `mask` buffer, created in that order; forward `qkv(x).view(b,
+/// num_tokens, 3, num_heads, head_dim).permute(2, 0, 3, 1, 4)`, `queries, keys, values = qkv`, then the
+/// steps of listing 3.5 and `proj`. With `qkv.weight` rows `[W_query; W_key; W_value]` it computes what the
+/// book's module computes.
+/// Example: `shaped::nn::multi_head_attention_combined_qkv<d_in, d_out, context_length, num_heads> mha(0.0);`
+template <Axis DIn, Axis DOut, Axis ContextLength, Axis NumHeads>
+class multi_head_attention_combined_qkv {
+    static_assert(StaticAxis<DIn> && StaticAxis<DOut> && StaticAxis<ContextLength> && StaticAxis<NumHeads>,
+                  "shaped::nn::multi_head_attention_combined_qkv: d_in, d_out, context_length and num_heads must be "
+                  "static axes; only batch and num_tokens may be known at run time");
+    static_assert(diag::expect<DOut::extent % NumHeads::extent == 0, diag::dividend<diag::sized<DOut, DOut::extent>>,
+                               diag::divisor<diag::sized<NumHeads, NumHeads::extent>>>,
+                  "shaped::nn::multi_head_attention_combined_qkv: d_out must be divisible by num_heads");
+
+public:
+    struct head_dim : quotient<"head_dim", DOut, NumHeads> {};
+    /// `3 * d_out`, as the ordered product `(qkv_part, num_heads, head_dim)`.
+    struct qkv_dim : product<"qkv_dim", qkv_part, NumHeads, head_dim> {};
+
+    linear<DIn, qkv_dim> qkv;
+    linear<DOut, DOut> proj;
+    nn::dropout dropout;
+    tensor<float, ContextLength, ContextLength> mask;
+
+    explicit multi_head_attention_combined_qkv(double dropout_p, bool qkv_bias = false,
+                                               torch::generator& gen = torch::default_generator())
+        : qkv(gen, qkv_bias), proj(gen), dropout(dropout_p), mask(triu<1>(ones<ContextLength, ContextLength>())) {}
+    /// Allocates the projections without drawing them, for weights that will be loaded.
+    multi_head_attention_combined_qkv(skip_init_t, double dropout_p, bool qkv_bias = false)
+        : qkv(skip_init, qkv_bias), proj(skip_init), dropout(dropout_p),
+          mask(triu<1>(ones<ContextLength, ContextLength>())) {}
+
+    void train(bool mode = true) noexcept { dropout.train(mode); }
+    void eval() noexcept { dropout.eval(); }
+
+    template <class Layout, Axis... X>
+    auto operator()(const basic_tensor<float, Layout, X...>& x, torch::generator& gen = torch::default_generator()) const {
+        if constexpr (DOut::extent % NumHeads::extent == 0 && detail::input_ok<3, DIn, ContextLength, X...>()) {
+            using b = shaped::detail::axis_at_t<0, X...>;
+            using num_tokens = shaped::detail::axis_at_t<1, X...>;
+            using num_keys = key<num_tokens>;
+            // (b, num_tokens, 3 * d_out) -> (b, num_tokens, 3, num_heads, head_dim) -> (3, b, num_heads, num_tokens, head_dim)
+            auto qkv_heads = qkv(x).template view<b, num_tokens, qkv_part, NumHeads, head_dim>().template permute<2, 0, 3, 1, 4>();
+            auto queries = qkv_heads.template select<qkv_part>(0);
+            auto keys = qkv_heads.template select<qkv_part>(1).template rename<b, NumHeads, num_keys, head_dim>();
+            auto values = qkv_heads.template select<qkv_part>(2).template rename<b, NumHeads, num_keys, head_dim>();
+
+            auto attn_scores = matmul(queries, std::move(keys).template transpose<-2, -1>());
+            auto attn_weights = detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, head_dim::extent, gen);
+            auto context_vec = shaped::detail::matmul_merge_heads(attn_weights, values);  // (b, num_tokens, num_heads, head_dim)
+            return proj(std::move(context_vec).template view<b, num_tokens, DOut>());
+        } else {
+            return diag::failed_shape_check{};
+        }
+    }
+
+    /// PyTorch's `state_dict()` names, each after `prefix`: the buffer `mask`, then `qkv.weight` (`qkv.bias`
+    /// under `qkv_bias`), `proj.weight`, `proj.bias`.
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) {
+        visit(*this, prefix, f);
+    }
+    template <class F>
+    void for_each_parameter(const std::string& prefix, F&& f) const {
+        visit(*this, prefix, f);
+    }
+
+private:
+    template <class Self, class F>
+    static void visit(Self& self, const std::string& prefix, F& f) {
+        f(prefix + "mask", self.mask, entry_kind::buffer);
+        self.qkv.for_each_parameter(prefix + "qkv.", f);
+        self.proj.for_each_parameter(prefix + "proj.", f);
+    }
+};
+
+}  // namespace shaped::nn
+
+#endif

@@ -1,0 +1,288 @@
+#ifndef SHAPED_OPS_SCALED_DOT_PRODUCT_ATTENTION_HPP
+#define SHAPED_OPS_SCALED_DOT_PRODUCT_ATTENTION_HPP
+
+/// \file
+/// `scaled_dot_product_attention`: PyTorch 2's fused `softmax(q kᵀ / sqrt(head_dim)) v`, with its shapes
+/// checked as `matmul` and `softmax` check the book's steps, on a flash-attention kernel.
+
+#include <cmath>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "../detail/flash_attention.hpp"
+#include "../diagnostics.hpp"
+#include "../shape.hpp"
+#include "../tensor.hpp"
+
+namespace shaped {
+
+/// Tag for causal attention, PyTorch's `is_causal=True`: query `i` attends to keys `0..i` (in a KV cache,
+/// to every cached key up to its own position).
+struct is_causal_t {
+    explicit is_causal_t() = default;
+};
+/// `shaped::scaled_dot_product_attention(q, k, v, shaped::is_causal)`.
+inline constexpr is_causal_t is_causal{};
+
+namespace detail {
+
+// An operand as the kernel reads it: in place when its last axis is adjacent in memory (contiguous
+// tensors, and the (b, num_heads, num_tokens, head_dim) transposes of the book's form), else a copy.
+template <std::size_t NB, class X>
+struct sdpa_operand {
+    typename X::storage_type copy;
+    flash::matrix_ref<NB> ref;
+    explicit sdpa_operand(const X& x) {
+        constexpr std::size_t n = NB + 2;
+        auto st = x.stride();
+        const float* p = x.data();
+        if (st[n - 1] != 1 && x.shape.extent(n - 1) != 1) {
+            copy = x.storage();
+            p = copy.data();
+            st = row_major_strides<n>(x.shape.sizes());
+        }
+        ref.data = p;
+        for (std::size_t a = 0; a < NB; ++a) ref.batch_stride[a] = st[a];
+        ref.row_stride = st[n - 2];
+    }
+};
+
+template <class Value, class Leading, class Last>
+struct sdpa_result;
+template <class Value, class... Leading, class Last>
+struct sdpa_result<Value, axis_pack<Leading...>, Last> {
+    using type = tensor<Value, Leading..., Last>;
+};
+
+template <class K, class T>
+inline constexpr bool keys_of_queries = same_axis_v<K, T> || std::is_same_v<K, key<T>> || std::is_same_v<K, cached<T>>;
+
+[[noreturn, gnu::noinline, gnu::cold]] inline void sdpa_causal_extents(const std::string& q_shape,
+                                                                       const std::string& k_shape, bool cache) {
+    throw shape_error("scaled_dot_product_attention(q, k, v, is_causal)",
+                      cache ? "at least as many cached keys as queries (the cache holds the new tokens too)"
+                            : "as many keys as queries (key<num_tokens> is the queries' own tokens)",
+                      "q " + q_shape + " and k " + k_shape);
+}
+
+[[noreturn, gnu::noinline, gnu::cold]] inline void sdpa_dropout(double p) {
+    throw std::invalid_argument(
+        "shaped::scaled_dot_product_attention: dropout_p = " + std::to_string(p) +
+        ": the fused kernel has no dropout on the attention weights; train with nn::multi_head_attention (the book's "
+        "form), or pass 0 (evaluation)");
+}
+
+// Every rule of the op, in the order its diagnostics fire; `ok` guards the result so errors do not cascade.
+template <bool Causal, class Value, class QA, class KA, class VA>
+struct sdpa_rules;
+template <bool Causal, class Value, class... Q, class... K, class... V>
+struct sdpa_rules<Causal, Value, axis_pack<Q...>, axis_pack<K...>, axis_pack<V...>> {
+    static constexpr std::size_t n = sizeof...(Q);
+    static constexpr bool rank_ok = n >= 2 && sizeof...(K) == n && sizeof...(V) == n;
+    static constexpr bool value_ok = std::is_same_v<Value, float>;
+    static constexpr bool head_ok = [] {
+        if constexpr (rank_ok) return same_axis_v<axis_at_t<n - 1, Q...>, axis_at_t<n - 1, K...>>;
+        else return false;
+    }();
+    static constexpr bool keys_ok = [] {
+        if constexpr (rank_ok) return same_axis_v<axis_at_t<n - 2, K...>, axis_at_t<n - 2, V...>>;
+        else return false;
+    }();
+    static constexpr bool batch_ok = [] {
+        if constexpr (rank_ok)
+            return []<std::size_t... I>(std::index_sequence<I...>) {
+                return ((same_axis_v<axis_at_t<I, Q...>, axis_at_t<I, K...>> &&
+                         same_axis_v<axis_at_t<I, K...>, axis_at_t<I, V...>>) && ...);
+            }(std::make_index_sequence<n - 2>{});
+        else return false;
+    }();
+    static constexpr bool causal_ok = [] {
+        if constexpr (rank_ok && Causal) return keys_of_queries<axis_at_t<n - 2, K...>, axis_at_t<n - 2, Q...>>;
+        else return true;
+    }();
+};
+
+template <bool Causal, class Value, class LQ, class LK, class LV, Axis... Q, Axis... K, Axis... V>
+auto sdpa(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, K...>& k,
+          const basic_tensor<Value, LV, V...>& v, double dropout_p) {
+    using rules = sdpa_rules<Causal, Value, axis_pack<Q...>, axis_pack<K...>, axis_pack<V...>>;
+    static_assert(diag::expect<rules::value_ok, Value>,
+                  "shaped::scaled_dot_product_attention(q, k, v): elements must be float");
+    static_assert(diag::expect<rules::rank_ok, described<diag::query_axes, Q...>, described<diag::key_axes, K...>,
+                               described<diag::value_axes, V...>>,
+                  "shaped::scaled_dot_product_attention(q, k, v): q, k and v must have the same rank, at least 2: "
+                  "(..., num_tokens, head_dim) each");
+    if constexpr (rules::rank_ok && rules::value_ok) {
+        constexpr std::size_t n = sizeof...(Q);
+        static_assert(diag::expect<rules::head_ok, described<diag::lhs_last, axis_at_t<n - 1, Q...>>,
+                                   described<diag::rhs_axes, axis_at_t<n - 1, K...>>, described<diag::query_axes, Q...>,
+                                   described<diag::key_axes, K...>>,
+                      "shaped::scaled_dot_product_attention(q, k, v): q's last axis and k's last axis must be the "
+                      "same axis (head_dim): the kernel computes q @ k.transpose(-2, -1) itself, so pass k as "
+                      "(..., key<num_tokens>, head_dim), not transposed");
+        static_assert(diag::expect<!rules::head_ok || rules::keys_ok,
+                                   described<diag::key_axes, axis_at_t<n - 2, K...>>,
+                                   described<diag::value_axes, axis_at_t<n - 2, V...>>, described<diag::key_axes, K...>,
+                                   described<diag::value_axes, V...>>,
+                      "shaped::scaled_dot_product_attention(q, k, v): k and v must run along the same key axis (their "
+                      "second-to-last): one value per key");
+        static_assert(diag::expect<!rules::head_ok || !rules::keys_ok || rules::batch_ok,
+                                   described<diag::query_axes, Q...>, described<diag::key_axes, K...>,
+                                   described<diag::value_axes, V...>>,
+                      "shaped::scaled_dot_product_attention(q, k, v): q, k and v must have the same batch axes (all "
+                      "but the last two), in the same order; transpose one of them so that they line up");
+        static_assert(diag::expect<!(rules::head_ok && rules::keys_ok && rules::batch_ok) || rules::causal_ok,
+                                   described<diag::query_axes, axis_at_t<n - 2, Q...>>,
+                                   described<diag::key_axes, axis_at_t<n - 2, K...>>>,
+                      "shaped::scaled_dot_product_attention(q, k, v, is_causal): a causal mask orders the keys by the "
+                      "queries' positions, so the keys must lie along key<num_tokens> (or cached<num_tokens>) of the "
+                      "queries' num_tokens");
+        if constexpr (rules::head_ok && rules::keys_ok && rules::batch_ok && rules::causal_ok) {
+            constexpr std::size_t nb = n - 2;
+            using tk = axis_at_t<n - 2, K...>;
+            using result_t = typename sdpa_result<Value, decltype(sublist<0, Q...>(std::make_index_sequence<n - 1>{})),
+                                                  axis_at_t<n - 1, V...>>::type;
+            if (dropout_p != 0.0) sdpa_dropout(dropout_p);
+            constexpr auto qk_pairs = [] {
+                axis_pairs<nb + 1> p{};
+                for (std::size_t i = 0; i < nb; ++i) p[i] = {i, i};
+                p[nb] = {n - 1, n - 1};
+                return p;
+            }();
+            constexpr auto kv_pairs = [] {
+                axis_pairs<nb + 1> p{};
+                for (std::size_t i = 0; i <= nb; ++i) p[i] = {i, i};
+                return p;
+            }();
+            constexpr std::string_view op = "scaled_dot_product_attention(q, k, v)";
+            check_meets<qk_pairs>(op, "q", q.shape, "k", k.shape);
+            check_meets<kv_pairs>(op, "k", k.shape, "v", v.shape);
+            constexpr auto sources = [] {
+                std::array<axis_source, n> s{};
+                for (std::size_t i = 0; i < n - 1; ++i) s[i] = {0, i};
+                s[n - 1] = {1, n - 1};
+                return s;
+            }();
+            const auto e = take_extents<typename result_t::extents_type, sources>(q.shape, v.shape);
+            flash::problem<nb> pb;
+            pb.lq = q.shape.extent(n - 2);
+            pb.lk = k.shape.extent(n - 2);
+            pb.d = q.shape.extent(n - 1);
+            pb.dv = v.shape.extent(n - 1);
+            for (std::size_t a = 0; a < nb; ++a) pb.batch[a] = q.shape.extent(a);
+            pb.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(pb.d)));
+            if constexpr (Causal) {
+                pb.causal = true;
+                if constexpr (is_cached<tk>) {
+                    if (pb.lk < pb.lq) sdpa_causal_extents(q.shape.text(), k.shape.text(), true);
+                } else {
+                    if (pb.lk != pb.lq) sdpa_causal_extents(q.shape.text(), k.shape.text(), false);
+                }
+                pb.offset = pb.lk - pb.lq;
+            }
+            const sdpa_operand<nb, basic_tensor<Value, LQ, Q...>> oq(q);
+            const sdpa_operand<nb, basic_tensor<Value, LK, K...>> ok(k);
+            const sdpa_operand<nb, basic_tensor<Value, LV, V...>> ov(v);
+            pb.q = oq.ref;
+            pb.k = ok.ref;
+            pb.v = ov.ref;
+            result_t out(e, uninitialized);
+            const auto os = out.stride();
+            pb.out.data = out.data();
+            for (std::size_t a = 0; a < nb; ++a) pb.out.batch_stride[a] = os[a];
+            pb.out.row_stride = os[n - 2];
+            flash::run(pb);
+            return out;
+        } else {
+            return diag::failed_shape_check{};
+        }
+    } else {
+        return diag::failed_shape_check{};
+    }
+}
+
+}  // namespace detail
+
+namespace detail {
+
+// The causal attention of a combined projection's heads, `qkv` permuted to (qkv_part, b, num_heads,
+// num_tokens, head_dim) (the bonus notebook's `queries, keys, values = qkv`): the three slices are read in
+// place, and the result is written in (b, num_tokens, num_heads, head_dim) order, where
+// `.transpose(1, 2).contiguous()` would put it. For the modules, whose types have been checked.
+template <class L, Axis P, Axis B, Axis H, Axis T, Axis D>
+tensor<float, B, T, H, D> sdpa_combined_causal(const basic_tensor<float, L, P, B, H, T, D>& qkv) {
+    static_assert(StaticAxis<P> && P::extent == 3 && StaticAxis<H> && StaticAxis<D>);
+    using result_t = tensor<float, B, T, H, D>;
+    const auto e = take_extents<typename result_t::extents_type,
+                                std::array<axis_source, 4>{axis_source{0, 1}, axis_source{0, 3}, axis_source{},
+                                                           axis_source{}}>(qkv.shape);
+    result_t out(e, uninitialized);
+    auto st = qkv.stride();
+    typename basic_tensor<float, L, P, B, H, T, D>::storage_type copy;
+    const float* base = qkv.data();
+    if (st[4] != 1 && D::extent != 1) {
+        copy = qkv.storage();
+        base = copy.data();
+        st = row_major_strides<5>(qkv.shape.sizes());
+    }
+    flash::problem<2> pb;
+    pb.batch = {qkv.shape.extent(1), H::extent};
+    pb.lq = pb.lk = qkv.shape.extent(3);
+    pb.d = pb.dv = D::extent;
+    pb.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D::extent)));
+    pb.causal = true;
+    const flash::matrix_ref<2> slice{base, {st[1], st[2]}, st[3]};
+    pb.q = pb.k = pb.v = slice;
+    pb.k.data = base + st[0];
+    pb.v.data = base + 2 * st[0];
+    pb.out = {out.data(), {pb.lq * H::extent * D::extent, D::extent}, H::extent * D::extent};
+    flash::run(pb);
+    return out;
+}
+
+}  // namespace detail
+
+/// Attention in one fused step: `softmax(q @ k.transpose(-2, -1) / sqrt(head_dim)) @ v`, causal with
+/// `is_causal`, without ever storing the (num_tokens × num_tokens) scores.
+///
+/// Shapes: `q (B..., num_tokens, head_dim)`, `k (B..., K, head_dim)`, `v (B..., K, E)` give
+/// `(B..., num_tokens, E)`: the same batch axes `B...` on all three (static or run-time; the book's form has
+/// `(batch, num_heads)`), `head_dim` the same axis on q and k, one key axis `K` on k and v (e.g.
+/// `key<num_tokens>`). With `is_causal`, `K` must be the queries' `num_tokens`, `key<num_tokens>` or
+/// `cached<num_tokens>`; query `i` then sees the keys up to its own position, the last `num_tokens` keys
+/// being the queries' own tokens (PyTorch's mask for equal lengths; the KV cache's offset mask for cached
+/// keys). Any layout: transposed operands whose last axis is adjacent in memory are read in place. Element
+/// type: float.
+/// Errors: compile time, in this order: another element type; ranks that differ or are below 2; q's and k's
+/// last axes differ (k passed transposed, as `matmul` wants it); k's and v's key axes differ; batch axes
+/// that differ; with `is_causal`, keys along an axis that is not the queries' tokens. Thrown: `shape_error`
+/// where run-time extents of one axis differ between q, k and v, or, with `is_causal`, for fewer keys than
+/// queries (more along `key<num_tokens>`); `std::invalid_argument` for `dropout_p != 0` (the kernel has no
+/// dropout: the book's `nn::multi_head_attention` trains with it).
+/// Threads: as many as OpenBLAS is set to use (`OPENBLAS_NUM_THREADS`, `openblas_set_num_threads`), over
+/// (batch, head, tile of 64 queries), one for small problems; they never run while BLAS's do. Scratch: about
+/// 200 KB per thread at head_dim 64, whatever the length. Numbers: those of the book's steps to float
+/// rounding (≤ 1e-5 in the tests: the tiles add in another order and exp is Cephes' polynomial); a row that
+/// sees no key gives NaN, as softmax over a row of `-inf` does.
+/// Source: PyTorch 2's `torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)`; the
+/// kernel follows FlashAttention (Dao et al., 2022); the book's bonus notebook
+/// ch03/02_bonus_efficient-multihead-attention (`MHAPyTorchScaledDotProduct`).
+/// Example: `auto context_vec = shaped::scaled_dot_product_attention(queries, keys, values, shaped::is_causal);`
+template <class Value, class LQ, class LK, class LV, Axis... Q, Axis... K, Axis... V>
+auto scaled_dot_product_attention(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, K...>& k,
+                                  const basic_tensor<Value, LV, V...>& v, double dropout_p = 0.0) {
+    return detail::sdpa<false>(q, k, v, dropout_p);
+}
+/// The causal form (see above): `is_causal=True`.
+template <class Value, class LQ, class LK, class LV, Axis... Q, Axis... K, Axis... V>
+auto scaled_dot_product_attention(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, K...>& k,
+                                  const basic_tensor<Value, LV, V...>& v, is_causal_t, double dropout_p = 0.0) {
+    return detail::sdpa<true>(q, k, v, dropout_p);
+}
+
+}  // namespace shaped
+
+#endif

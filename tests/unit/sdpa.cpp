@@ -1,0 +1,310 @@
+// scaled_dot_product_attention and the bonus notebook's module forms against the book's steps: the fused
+// kernel computes softmax(q kᵀ / sqrt(head_dim), causal) v to within 1e-5 of matmul, masked_fill, softmax
+// and matmul, for every length 1..300 and at 1024, batch 1..8, on run-time and static axes.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <shaped/nn/multi_head_attention_combined_qkv.hpp>
+#include <shaped/nn/multi_head_attention_sdpa.hpp>
+#include <shaped/ops/scaled_dot_product_attention.hpp>
+#include <string>
+
+#include "check.hpp"
+
+namespace {
+
+constexpr double tolerance = 1e-5;
+
+struct context_length : shaped::axis<"context_length", 1024> {};
+struct batch : shaped::dynamic_axis<"batch"> {};
+struct num_tokens : shaped::dynamic_axis<"num_tokens", shaped::at_most<context_length>> {};
+struct num_heads : shaped::axis<"num_heads", 3> {};
+using keys_axis = shaped::key<num_tokens>;
+
+// The book's causal steps (listing 3.5) on q, k, v: matmul, masked_fill with the triu mask, softmax of the
+// scaled scores, matmul.
+template <class Q, class K, class V, class Mask>
+auto book_causal(const Q& q, const K& k, const V& v, const Mask& mask, std::size_t t) {
+    auto scores = shaped::matmul(q, k.template transpose<-2, -1>());
+    auto masked = scores.masked_fill(mask.template slice<num_tokens, keys_axis>(t, t).template to<bool>(),
+                                     -std::numeric_limits<float>::infinity());
+    const float scale = std::sqrt(static_cast<float>(q.shape.extent(q.rank - 1)));
+    return shaped::matmul(shaped::softmax<-1>(masked / scale), v);
+}
+
+template <class HeadDim>
+struct qkv {
+    shaped::tensor<float, batch, num_heads, num_tokens, HeadDim> q;
+    shaped::tensor<float, batch, num_heads, keys_axis, HeadDim> k, v;
+};
+template <class HeadDim>
+qkv<HeadDim> random_qkv(std::size_t b, std::size_t t, std::uint64_t seed) {
+    shaped::torch::manual_seed(seed);
+    auto q = shaped::torch::randn<batch, num_heads, num_tokens, HeadDim>(b, t);
+    auto k = shaped::torch::randn<batch, num_heads, num_tokens, HeadDim>(b, t).template rename<batch, num_heads, keys_axis, HeadDim>();
+    auto v = shaped::torch::randn<batch, num_heads, num_tokens, HeadDim>(b, t).template rename<batch, num_heads, keys_axis, HeadDim>();
+    return {std::move(q), std::move(k), std::move(v)};
+}
+
+template <class HeadDim>
+void check_lengths(std::size_t b, std::size_t first, std::size_t last, std::size_t step = 1) {
+    const auto mask = shaped::triu<1>(shaped::ones<context_length, context_length>());
+    double worst = 0;
+    for (std::size_t t = first; t <= last; t += step) {
+        const auto [q, k, v] = random_qkv<HeadDim>(b, t, 1000 + t);
+        const auto fused = shaped::scaled_dot_product_attention(q, k, v, shaped::is_causal);
+        const double diff = shaped::max_abs_diff(fused, book_causal(q, k, v, mask, t));
+        INFO("batch ", b, ", num_tokens ", t, ", head_dim ", HeadDim::extent);
+        REQUIRE(diff <= tolerance);
+        worst = std::max(worst, diff);
+    }
+    MESSAGE("head_dim ", HeadDim::extent, ", batch ", b, ", lengths ", first, "..", last, ": max |fused - book| = ", worst);
+}
+
+}  // namespace
+
+TEST_CASE("scaled_dot_product_attention, causal, equals the book's steps at every length 1..300 and at 1024") {
+    struct head_dim : shaped::axis<"head_dim", 64> {};
+    check_lengths<head_dim>(1, 1, 300);
+    check_lengths<head_dim>(2, 1024, 1024);
+    for (std::size_t b : {3, 8}) check_lengths<head_dim>(b, 1, 300, 37);
+    // head_dim not a multiple of the kernel's 16-wide panels: the values are padded.
+    struct head_dim_2 : shaped::axis<"head_dim", 2> {};
+    struct head_dim_20 : shaped::axis<"head_dim", 20> {};
+    check_lengths<head_dim_2>(2, 1, 140, 3);
+    check_lengths<head_dim_20>(2, 1, 300, 7);
+}
+
+TEST_CASE("scaled_dot_product_attention on static axes: the seed's sizes and the book's, transposed operands read in place") {
+    struct b2 : shaped::axis<"batch", 2> {};
+    struct context_6 : shaped::axis<"context_length", 6> {};
+    struct tokens : shaped::axis<"num_tokens", 6, shaped::at_most<context_6>> {};
+    struct heads : shaped::axis<"num_heads", 2> {};
+    struct head_dim : shaped::axis<"head_dim", 2> {};  // num_tokens == ... and head_dim == num_heads
+    shaped::torch::manual_seed(123);
+    // (b, num_tokens, num_heads, head_dim) transposed to (b, num_heads, num_tokens, head_dim), as the book does.
+    auto q = shaped::torch::rand<b2, tokens, heads, head_dim>().transpose<1, 2>();
+    auto k = shaped::torch::rand<b2, tokens, heads, head_dim>().transpose<1, 2>().rename<b2, heads, shaped::key<tokens>, head_dim>();
+    auto v = shaped::torch::rand<b2, tokens, heads, head_dim>().transpose<1, 2>().rename<b2, heads, shaped::key<tokens>, head_dim>();
+    const auto fused = shaped::scaled_dot_product_attention(q, k, v, shaped::is_causal);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(fused)>, shaped::tensor<float, b2, heads, tokens, head_dim>>);
+    const auto mask = shaped::triu<1>(shaped::ones<context_6, context_6>()).slice<tokens, shaped::key<tokens>>().to<bool>();
+    auto scores = shaped::matmul(q, k.transpose<2, 3>()).masked_fill(mask, -std::numeric_limits<float>::infinity());
+    const auto book = shaped::matmul(shaped::softmax<-1>(scores / std::sqrt(2.0f)), v);
+    CHECK(shaped::max_abs_diff(fused, book) <= tolerance);
+    // Not causal: every query sees every key.
+    const auto full = shaped::scaled_dot_product_attention(q, k, v);
+    const auto book_full = shaped::matmul(shaped::softmax<-1>(shaped::matmul(q, k.transpose<2, 3>()) / std::sqrt(2.0f)), v);
+    CHECK(shaped::max_abs_diff(full, book_full) <= tolerance);
+    CHECK(shaped::max_abs_diff(full, fused) > 1e-3);  // the comparison can fail: the mask matters
+}
+
+TEST_CASE("scaled_dot_product_attention against cached keys: new queries see the keys up to their own positions") {
+    struct head_dim : shaped::axis<"head_dim", 32> {};
+    using cached_keys = shaped::cached<num_tokens>;
+    const auto mask = shaped::triu<1>(shaped::ones<context_length, context_length>());
+    for (std::size_t before : {0u, 1u, 63u, 64u, 200u}) {
+        for (std::size_t t : {1u, 5u, 70u}) {
+            const std::size_t all = before + t;
+            shaped::torch::manual_seed(before * 100 + t);
+            auto q = shaped::torch::randn<batch, num_heads, num_tokens, head_dim>(2, t);
+            auto k = shaped::torch::randn<batch, num_heads, cached_keys, head_dim>(2, all);
+            auto v = shaped::torch::randn<batch, num_heads, cached_keys, head_dim>(2, all);
+            const auto fused = shaped::scaled_dot_product_attention(q, k, v, shaped::is_causal);
+            // The book's cache mask: rows before .. before + t - 1 of the causal mask, keys 0 .. all - 1.
+            auto rows = shaped::narrow<0, num_tokens>(mask, before, t).slice<num_tokens, cached_keys>(t, all).to<bool>();
+            auto scores = shaped::matmul(q, k.transpose<2, 3>()).masked_fill(rows, -std::numeric_limits<float>::infinity());
+            const auto book = shaped::matmul(shaped::softmax<-1>(scores / std::sqrt(32.0f)), v);
+            INFO("cached before ", before, ", new ", t);
+            CHECK(shaped::max_abs_diff(fused, book) <= tolerance);
+        }
+    }
+}
+
+TEST_CASE("the kernel's AVX2 path and its plain loops compute the same attention") {
+    struct head_dim : shaped::axis<"head_dim", 48> {};
+    for (std::size_t t : {1u, 17u, 64u, 129u, 300u}) {
+        const auto [q, k, v] = random_qkv<head_dim>(2, t, t);
+        const auto fused = shaped::scaled_dot_product_attention(q, k, v, shaped::is_causal);
+        shaped::tensor<float, batch, num_heads, num_tokens, head_dim> plain(q.shape, shaped::uninitialized);
+        shaped::detail::flash::problem<2> pb;
+        pb.batch = {2, num_heads::extent};
+        pb.lq = pb.lk = t;
+        pb.d = pb.dv = head_dim::extent;
+        pb.scale = 1.0f / std::sqrt(48.0f);
+        pb.causal = true;
+        pb.portable = true;
+        const std::size_t per_head = t * head_dim::extent;
+        pb.q = {q.data(), {num_heads::extent * per_head, per_head}, head_dim::extent};
+        pb.k = {k.data(), {num_heads::extent * per_head, per_head}, head_dim::extent};
+        pb.v = {v.data(), {num_heads::extent * per_head, per_head}, head_dim::extent};
+        pb.out = {plain.data(), {num_heads::extent * per_head, per_head}, head_dim::extent};
+        shaped::detail::flash::run(pb);
+        INFO("num_tokens ", t);
+        CHECK(shaped::max_abs_diff(fused, plain) <= tolerance);
+    }
+}
+
+TEST_CASE("scaled_dot_product_attention refuses run-time extents that differ, naming the axis and both extents") {
+    struct head_dim : shaped::axis<"head_dim", 8> {};
+    const auto [q, k, v] = random_qkv<head_dim>(2, 5, 1);
+    const auto [q3, k3, v3] = random_qkv<head_dim>(3, 5, 1);
+    const auto [q7, k7, v7] = random_qkv<head_dim>(2, 7, 1);
+    CHECK_THROWS_WITH_AS(shaped::scaled_dot_product_attention(q3, k, v, shaped::is_causal),
+                         doctest::Contains("scaled_dot_product_attention(q, k, v): batch is 3 in q but 2 in k"),
+                         shaped::shape_error);
+    CHECK_THROWS_WITH_AS(shaped::scaled_dot_product_attention(q, k, v7),
+                         doctest::Contains("key<num_tokens> is 5 in k but 7 in v"), shaped::shape_error);
+    CHECK_THROWS_WITH_AS(shaped::scaled_dot_product_attention(q7, k, v, shaped::is_causal),
+                         doctest::Contains("expected as many keys as queries"), shaped::shape_error);
+    CHECK_THROWS_WITH_AS(shaped::scaled_dot_product_attention(q, k, v, shaped::is_causal, 0.1),
+                         doctest::Contains("dropout_p = 0.1"), std::invalid_argument);
+    // Not causal, queries and keys may differ in number.
+    CHECK(shaped::scaled_dot_product_attention(q7, k, v).shape.extent(2) == 7);
+}
+
+namespace {
+
+struct d_in : shaped::axis<"d_in", 32> {};
+struct d_out : shaped::axis<"d_out", 48> {};
+struct heads : shaped::axis<"num_heads", 4> {};
+struct context_300 : shaped::axis<"context_length", 300> {};
+struct tokens_300 : shaped::dynamic_axis<"num_tokens", shaped::at_most<context_300>> {};
+
+using book_mha = shaped::nn::multi_head_attention<d_in, d_out, context_300, heads>;
+using combined_mha = shaped::nn::multi_head_attention_combined_qkv<d_in, d_out, context_300, heads>;
+using sdpa_mha = shaped::nn::multi_head_attention_sdpa<d_in, d_out, context_300, heads>;
+
+// The combined projection's weight is [W_query; W_key; W_value], its bias likewise; proj is out_proj.
+template <class Book, class Combined>
+void copy_weights(const Book& from, Combined& to) {
+    const std::size_t n = from.W_query.weight.numel(), d = n / from.W_query.weight.shape.extent(1);
+    std::memcpy(to.qkv.weight.data(), from.W_query.weight.data(), n * sizeof(float));
+    std::memcpy(to.qkv.weight.data() + n, from.W_key.weight.data(), n * sizeof(float));
+    std::memcpy(to.qkv.weight.data() + 2 * n, from.W_value.weight.data(), n * sizeof(float));
+    if (from.W_query.bias) {
+        REQUIRE(to.qkv.bias);
+        std::memcpy(to.qkv.bias->data(), from.W_query.bias->data(), d * sizeof(float));
+        std::memcpy(to.qkv.bias->data() + d, from.W_key.bias->data(), d * sizeof(float));
+        std::memcpy(to.qkv.bias->data() + 2 * d, from.W_value.bias->data(), d * sizeof(float));
+    }
+    to.proj.weight = from.out_proj.weight;
+    to.proj.bias = from.out_proj.bias;
+}
+
+}  // namespace
+
+TEST_CASE("the three module forms compute the same attention with the same weights, every length 1..300") {
+    for (bool qkv_bias : {false, true}) {
+        shaped::torch::manual_seed(123);
+        book_mha book(0.0, qkv_bias);
+        combined_mha combined(shaped::nn::skip_init, 0.0, qkv_bias);
+        sdpa_mha fused(shaped::nn::skip_init, 0.0, qkv_bias);
+        copy_weights(book, combined);
+        copy_weights(book, fused);
+        fused.eval();
+        double worst_combined = 0, worst_fused = 0;
+        for (std::size_t t = 1; t <= 300; ++t) {
+            const std::size_t b = 1 + t % 8;
+            const auto x = shaped::torch::rand<batch, tokens_300, d_in>(b, t);
+            const auto y = book(x);
+            const double dc = shaped::max_abs_diff(combined(x), y), df = shaped::max_abs_diff(fused(x), y);
+            INFO("qkv_bias ", qkv_bias, ", batch ", b, ", num_tokens ", t);
+            REQUIRE(dc <= tolerance);
+            REQUIRE(df <= tolerance);
+            worst_combined = std::max(worst_combined, dc);
+            worst_fused = std::max(worst_fused, df);
+        }
+        MESSAGE("qkv_bias ", qkv_bias, ": max |combined - book| = ", worst_combined, ", max |sdpa - book| = ", worst_fused);
+        // The comparison can fail: another weight gives another output.
+        const auto x = shaped::torch::rand<batch, tokens_300, d_in>(2, 9);
+        fused.proj.weight = fused.proj.weight * 1.01f;
+        CHECK(shaped::max_abs_diff(fused(x), book(x)) > 1e-4);
+    }
+}
+
+TEST_CASE("the module forms on static axes, and the combined form's names and creation order") {
+    struct b2 : shaped::axis<"batch", 2> {};
+    struct tokens : shaped::axis<"num_tokens", 6, shaped::at_most<context_300>> {};
+    shaped::torch::manual_seed(7);
+    book_mha book(0.0);
+    shaped::torch::manual_seed(7);
+    combined_mha combined(0.0);
+    // qkv (3·d_out × d_in) is drawn first, then proj: the notebook's order; its first d_out rows take the
+    // book's first draws, which are W_query's.
+    CHECK(std::memcmp(combined.qkv.weight.data(), book.W_query.weight.data(), 8 * sizeof(float)) == 0);
+    sdpa_mha fused(shaped::nn::skip_init, 0.0);
+    copy_weights(book, combined);
+    copy_weights(book, fused);
+    fused.eval();
+    const auto x = shaped::torch::rand<b2, tokens, d_in>();
+    const auto y = book(x);
+    CHECK(shaped::max_abs_diff(combined(x), y) <= tolerance);
+    CHECK(shaped::max_abs_diff(fused(x), y) <= tolerance);
+    CHECK(shaped::nn::state_dict_keys(combined) ==
+          std::vector<std::string>{"mask", "qkv.weight", "proj.weight", "proj.bias"});
+    CHECK(shaped::nn::state_dict_keys(fused) == std::vector<std::string>{"qkv.weight", "proj.weight", "proj.bias"});
+}
+
+TEST_CASE("the fused module refuses dropout in training mode, and its KV cache gives the uncached outputs") {
+    sdpa_mha fused(0.1);
+    const auto x = shaped::torch::rand<batch, tokens_300, d_in>(2, 9);
+    CHECK_THROWS_WITH_AS(fused(x), doctest::Contains("the fused kernel has no dropout"), std::invalid_argument);
+    fused.eval();
+    const auto whole = fused(x);
+    // The same 9 tokens fed as 4, 1 and 4 through the cache.
+    fused.reset_cache();
+    auto part = [&](std::size_t start, std::size_t n) { return shaped::narrow<1, tokens_300>(x, start, n); };
+    const auto y0 = fused(part(0, 4), shaped::nn::use_cache);
+    const auto y1 = fused(part(4, 1), shaped::nn::use_cache);
+    const auto y2 = fused(part(5, 4), shaped::nn::use_cache);
+    CHECK(shaped::max_abs_diff(y0, shaped::narrow<1, tokens_300>(whole, 0, 4)) <= tolerance);
+    CHECK(shaped::max_abs_diff(y1, shaped::narrow<1, tokens_300>(whole, 4, 1)) <= tolerance);
+    CHECK(shaped::max_abs_diff(y2, shaped::narrow<1, tokens_300>(whole, 5, 4)) <= tolerance);
+}
+
+namespace {
+struct small_gpt {
+    struct vocab_size : shaped::axis<"vocab_size", 97> {};
+    struct context_length : shaped::axis<"context_length", 80> {};
+    struct emb_dim : shaped::axis<"emb_dim", 64> {};
+    struct n_heads : shaped::axis<"n_heads", 4> {};
+    struct batch : shaped::dynamic_axis<"batch"> {};
+    struct num_tokens : shaped::dynamic_axis<"num_tokens", shaped::at_most<context_length>> {};
+    static constexpr std::size_t n_layers = 2;
+    static constexpr double drop_rate = 0.1;
+    static constexpr bool qkv_bias = true;
+};
+}  // namespace
+
+TEST_CASE("gpt_model on the fused attention gives the book-form model's logits and generated ids") {
+    namespace nn = shaped::nn;
+    shaped::torch::manual_seed(123);
+    nn::gpt_model<small_gpt> book;
+    nn::gpt_model<small_gpt, nn::multi_head_attention_sdpa> fused(nn::skip_init);
+    fused.tok_emb = book.tok_emb;
+    fused.pos_emb = book.pos_emb;
+    fused.final_norm = book.final_norm;
+    fused.out_head = book.out_head;
+    for (std::size_t i = 0; i < small_gpt::n_layers; ++i) {
+        copy_weights(book.trf_blocks[i].att, fused.trf_blocks[i].att);
+        fused.trf_blocks[i].ff = book.trf_blocks[i].ff;
+        fused.trf_blocks[i].norm1 = book.trf_blocks[i].norm1;
+        fused.trf_blocks[i].norm2 = book.trf_blocks[i].norm2;
+    }
+    CHECK(nn::state_dict_keys(fused)[2] == "trf_blocks.0.att.qkv.weight");
+    book.eval();
+    fused.eval();
+    std::vector<std::int64_t> ids(3 * 50);
+    for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int64_t>((i * 31 + 5) % 97);
+    for (std::size_t t : {1u, 7u, 50u}) {
+        const auto x = shaped::tensor<std::int64_t, small_gpt::batch, small_gpt::num_tokens>::from_buffer(
+            std::span(ids).first(3 * t), 3, t);
+        INFO("num_tokens ", t);
+        CHECK(shaped::max_abs_diff(fused(x), book(x)) <= 1e-4);
+        const auto a = nn::generate_text_simple(book, x, 20, small_gpt::context_length::extent);
+        const auto b = nn::generate_text_simple_cached(fused, x, 20);
+        CHECK(shaped::max_abs_diff(a.to<float>(), b.to<float>()) == 0.0);
+    }
+}
