@@ -22,6 +22,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include "axis.hpp"
+#include "detail/huge_pages.hpp"
 #include "diagnostics.hpp"
 #include "extents.hpp"
 #include "ops/cat.hpp"
@@ -105,13 +106,13 @@ public:
     [[no_unique_address]] extents_type shape;
 
     /// Zeros (`torch.zeros`), for a tensor whose extents are all static.
-    basic_tensor() requires is_static : data_(xshape(shape), Value{}) {}
+    basic_tensor() requires is_static : data_(allocate(xshape(shape), true)) {}
     /// Zeros of the given extents (`torch.zeros(2, n, 768)`).
-    explicit basic_tensor(const extents_type& e) : shape(e), data_(xshape(e), Value{}) {}
+    explicit basic_tensor(const extents_type& e) : shape(e), data_(allocate(xshape(e), true)) {}
 
     /// Elements left unset (`torch.empty`): for results that are written in full before being read.
-    explicit basic_tensor(uninitialized_t) requires is_static : data_(xshape(shape)) {}
-    basic_tensor(const extents_type& e, uninitialized_t) : shape(e), data_(xshape(e)) {}
+    explicit basic_tensor(uninitialized_t) requires is_static : data_(allocate(xshape(shape), false)) {}
+    basic_tensor(const extents_type& e, uninitialized_t) : shape(e), data_(allocate(xshape(e), false)) {}
 
     /// From nested braces, outermost axis first: `{{0.43f, 0.15f, 0.89f}, {0.55f, 0.87f, 0.66f}}`. A run-time
     /// axis takes the length of its lists. Throws `shape_error` when any level has another length than its
@@ -383,6 +384,13 @@ public:
     }
 
 private:
+    // A new buffer; a large one gets the huge-page advice before its first write (detail/huge_pages.hpp).
+    static storage_type allocate(const typename storage_type::shape_type& s, bool zero) {
+        storage_type d(s);
+        detail::advise_huge_pages(d.data(), d.size() * sizeof(Value));
+        if (zero) std::fill(d.begin(), d.end(), Value{});
+        return d;
+    }
     static typename storage_type::shape_type xshape(const extents_type& e) {
         if constexpr (is_static) {
             return {Axes::extent...};

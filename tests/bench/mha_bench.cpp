@@ -12,6 +12,8 @@
 #include <limits>
 #include <vector>
 
+#include <cstring>
+#include <shaped/nn/multi_head_attention_sdpa.hpp>
 #include <shaped/shaped.hpp>
 #include <xsimd/xsimd.hpp>
 
@@ -29,6 +31,7 @@ struct config {
     struct d_out : shaped::axis<"d_out", DOut> {};
     struct num_heads : shaped::axis<"num_heads", H> {};
     using mha = shaped::nn::multi_head_attention<d_in, d_out, context_length, num_heads>;
+    using sdpa = shaped::nn::multi_head_attention_sdpa<d_in, d_out, context_length, num_heads>;
     static_assert(DOut % H == 0, "a benchmark configuration's heads must divide d_out");
     // The same sizes with batch and num_tokens known only at run time: one module type for every length.
     struct run_time_batch : shaped::dynamic_axis<"batch"> {};
@@ -37,6 +40,10 @@ struct config {
     // Q, K, V and out_proj projections, scores and context: 2·(3·B·T·DIn·DOut + B·T·DOut² + 2·B·H·T²·hd).
     static constexpr double flops = 2.0 * (3.0 * B * T * DIn * DOut + 1.0 * B * T * DOut * DOut +
                                            2.0 * B * H * T * T * (DOut / H));
+    // What a causal pass must compute: the products above with only the T·(T+1)/2 scores on or below the
+    // diagonal, and their weights' product with the values.
+    static constexpr double causal_flops = 2.0 * (3.0 * B * T * DIn * DOut + 1.0 * B * T * DOut * DOut +
+                                                  2.0 * B * H * (T * (T + 1) / 2.0) * (DOut / H));
 };
 
 void set_threads(const benchmark::State& state) { openblas_set_num_threads(static_cast<int>(state.range(0))); }
@@ -75,6 +82,41 @@ void shaped_view_run_time(benchmark::State& state) {
         benchmark::DoNotOptimize(y.data());
     }
     report(state, C::flops);
+}
+
+// shaped, the fused form: nn::multi_head_attention_sdpa (the bonus notebook's MHAPyTorchScaledDotProduct) on
+// scaled_dot_product_attention, with the view form's weights (qkv = [W_query; W_key; W_value], proj =
+// out_proj) and its output checked against the view form's before timing. "causal GFLOP/s" counts only
+// the FLOPs a causal pass needs.
+template <class C>
+void shaped_sdpa_form(benchmark::State& state) {
+    set_threads(state);
+    shaped::torch::manual_seed(123);
+    typename C::mha mha(0.0);
+    mha.eval();
+    typename C::sdpa sdpa(shaped::nn::skip_init, 0.0);
+    sdpa.eval();
+    const std::size_t n = mha.W_query.weight.numel();
+    std::memcpy(sdpa.qkv.weight.data(), mha.W_query.weight.data(), n * sizeof(float));
+    std::memcpy(sdpa.qkv.weight.data() + n, mha.W_key.weight.data(), n * sizeof(float));
+    std::memcpy(sdpa.qkv.weight.data() + 2 * n, mha.W_value.weight.data(), n * sizeof(float));
+    sdpa.proj.weight = mha.out_proj.weight;
+    sdpa.proj.bias = mha.out_proj.bias;
+    auto x = shaped::torch::rand<typename C::batch, typename C::num_tokens, typename C::d_in>();
+    if (!std::getenv("SHAPED_BENCH_NO_CHECK")) {
+        const double diff = shaped::max_abs_diff(sdpa(x), mha(x));
+        if (!(diff <= 1e-5)) {
+            state.SkipWithError(("shaped_sdpa differs from shaped_view by " + std::to_string(diff)).c_str());
+            return;
+        }
+    }
+    for (auto _ : state) {
+        auto y = sdpa(x);
+        benchmark::DoNotOptimize(y.data());
+    }
+    report(state, C::flops);
+    state.counters["causal GFLOP/s"] =
+        benchmark::Counter(C::causal_flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // shaped, the loop-over-heads form: head_dim-wide heads, cat, out_proj (nn::split_heads of the same weights).
@@ -270,6 +312,8 @@ using gpt2_b8_t1024 = config<8, 1024, 768, 768, 12>;
         ->Unit(benchmark::kMillisecond);                                                                  \
     BENCHMARK_TEMPLATE(shaped_view_run_time, NAME)->Name("shaped_view_run_time/" #NAME)->ArgName("threads")    \
         ->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);                                                  \
+    BENCHMARK_TEMPLATE(shaped_sdpa_form, NAME)->Name("shaped_sdpa/" #NAME)->ArgName("threads")->Arg(1)->Arg(2) \
+        ->Unit(benchmark::kMillisecond);                                                                  \
     BENCHMARK_TEMPLATE(shaped_loop_form, NAME)->Name("shaped_loop/" #NAME)->ArgName("threads")->Arg(1)->Arg(2) \
         ->Unit(benchmark::kMillisecond);                                                                  \
     BENCHMARK_TEMPLATE(hand_written, NAME)->Name("hand_written/" #NAME)->ArgName("threads")->Arg(1)->Arg(2)    \
