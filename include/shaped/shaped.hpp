@@ -11,6 +11,7 @@
 #include "diagnostics.hpp"
 #include "shape.hpp"
 #include "tensor.hpp"
+#include "ops/scaled_dot_product_attention.hpp"
 
 #include "nn/causal_attention.hpp"
 #include "nn/dropout.hpp"
@@ -22,6 +23,8 @@
 #include "nn/layer_norm.hpp"
 #include "nn/linear.hpp"
 #include "nn/multi_head_attention.hpp"
+#include "nn/multi_head_attention_combined_qkv.hpp"
+#include "nn/multi_head_attention_sdpa.hpp"
 #include "nn/multi_head_attention_wrapper.hpp"
 #include "nn/self_attention.hpp"
 #include "nn/transformer_block.hpp"

@@ -117,15 +117,11 @@ auto sdpa(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, 
                   "(..., num_tokens, head_dim) each");
     if constexpr (rules::rank_ok && rules::value_ok) {
         constexpr std::size_t n = sizeof...(Q);
-        static_assert(diag::expect<rules::head_ok, described<diag::lhs_last, axis_at_t<n - 1, Q...>>,
-                                   described<diag::rhs_axes, axis_at_t<n - 1, K...>>, described<diag::query_axes, Q...>,
-                                   described<diag::key_axes, K...>>,
+        static_assert(diag::expect<rules::head_ok, described<diag::query_axes, Q...>, described<diag::key_axes, K...>>,
                       "shaped::scaled_dot_product_attention(q, k, v): q's last axis and k's last axis must be the "
                       "same axis (head_dim): the kernel computes q @ k.transpose(-2, -1) itself, so pass k as "
                       "(..., key<num_tokens>, head_dim), not transposed");
-        static_assert(diag::expect<!rules::head_ok || rules::keys_ok,
-                                   described<diag::key_axes, axis_at_t<n - 2, K...>>,
-                                   described<diag::value_axes, axis_at_t<n - 2, V...>>, described<diag::key_axes, K...>,
+        static_assert(diag::expect<!rules::head_ok || rules::keys_ok, described<diag::key_axes, K...>,
                                    described<diag::value_axes, V...>>,
                       "shaped::scaled_dot_product_attention(q, k, v): k and v must run along the same key axis (their "
                       "second-to-last): one value per key");
