@@ -216,6 +216,34 @@ max |module_vecs - context_vecs| = 0
 // [mha_module_out]
 )out");
 
+    // [mha_three_forms]
+    // The bonus notebook's forms with mha_module's weights: qkv = torch.cat([W_query, W_key, W_value]), proj = out_proj.
+    using combined_t = shaped::nn::multi_head_attention_combined_qkv<d_in, d_out, context_length, num_heads>;
+    using fused_t = shaped::nn::multi_head_attention_sdpa<d_in, d_out, context_length, num_heads>;
+    auto qkv_weight = shaped::cat<0>(hana::make_tuple(mha_module.W_query.weight, mha_module.W_key.weight,
+                                                      mha_module.W_value.weight))
+                          .rename<combined_t::qkv_dim, d_in>();  // 3·d_out = (qkv_part, num_heads, head_dim)
+    combined_t combined(shaped::nn::skip_init, 0.0);
+    combined.qkv.weight = qkv_weight;
+    combined.proj = mha_module.out_proj;
+    fused_t fused(shaped::nn::skip_init, 0.0);
+    fused.qkv.weight = qkv_weight;
+    fused.proj = mha_module.out_proj;
+    fused.eval();  // the fused kernel has no dropout: evaluation mode
+    auto combined_vecs = combined(batch_x);
+    auto fused_vecs = fused(batch_x);
+    std::cout << std::boolalpha << "combined_vecs.shape = " << combined_vecs.shape << ", within 1e-6 of module_vecs: "
+              << (shaped::max_abs_diff(combined_vecs, module_vecs) <= 1e-6) << "\n";
+    std::cout << "fused_vecs.shape = " << fused_vecs.shape << ", within 1e-6 of module_vecs: "
+              << (shaped::max_abs_diff(fused_vecs, module_vecs) <= 1e-6) << "\n";
+    // [mha_three_forms]
+    check::printed(R"out(
+// [mha_three_forms_out]
+combined_vecs.shape = torch.Size([2, 6, 2]), within 1e-6 of module_vecs: true
+fused_vecs.shape = torch.Size([2, 6, 2]), within 1e-6 of module_vecs: true
+// [mha_three_forms_out]
+)out");
+
     check::section("04 nn::dropout (section 3.5.2)");
     // [op_dropout]
     torch::manual_seed(123);                                   // torch.manual_seed(123)
