@@ -55,6 +55,8 @@ def run_benchmark(path, name_filter, env=None):
     for b in (json.loads(out)["benchmarks"] if out.strip() else []):
         impl, config, threads = re.match(r"(\w+)/(\w+)/threads:(\d+)", b["name"]).groups()
         yield (impl, config, int(threads)), (b["real_time"], b.get("GFLOP/s", 0.0))
+        if "causal GFLOP/s" in b:
+            yield (impl + "_causal", config, int(threads)), (b["real_time"], b["causal GFLOP/s"])
 
 
 def benchmarks(build, configs=CONFIGS, impls="[a-z_]+", threads="[0-9]+", env=None):
@@ -102,7 +104,8 @@ def gpt_benchmarks(build, env=None, name_filter="."):
 
 def peak_memory(build):
     rows = []
-    for exe, impl in [("mha_bench", "shaped_view"), ("mha_bench", "shaped_loop"), ("mha_bench", "hand_written"),
+    for exe, impl in [("mha_bench", "shaped_view"), ("mha_bench", "shaped_sdpa"), ("mha_bench", "shaped_loop"),
+                      ("mha_bench", "hand_written"),
                       ("mha_bench", "hand_fused"), ("libtorch_bench", "libtorch")]:
         path = build / "tests" / "bench" / exe
         if not path.exists():
@@ -192,7 +195,8 @@ def diagnostics():
     return rows
 
 
-PLOTTED = {"shaped_view": "shaped (view form)", "shaped_loop": "shaped (loop form)",
+PLOTTED = {"shaped_view": "shaped (view form)", "shaped_sdpa": "shaped (fused, scaled_dot_product_attention)",
+           "shaped_loop": "shaped (loop form)",
            "hand_written": "hand-written, book's steps", "hand_fused": "hand-written, fused per head",
            "libtorch": "LibTorch"}
 
@@ -303,6 +307,37 @@ def main():
            "At the seed's and the book's sizes a forward pass takes one to two microseconds, and shaped's fixed "
            "cost per call shows: perf puts about 14% of a seed-size pass in constructing and moving the xtensor "
            "containers that carry each intermediate's shape and strides from op to op."]
+    md += ["", "## The fused form: scaled_dot_product_attention", "",
+           "`sdpa`: `nn::multi_head_attention_sdpa` (the bonus notebook's `MHAPyTorchScaledDotProduct`) with the "
+           "view form's weights, its output checked against the view form's first (1e-5). `causal GFLOP/s` counts "
+           "only what a causal pass must compute (the projections and the T·(T+1)/2 scores on or below the "
+           "diagonal, with their weights' product with the values), and `of sgemm` divides it by OpenBLAS "
+           "sgemm's rate at the projection size in the same run. Targets: LibTorch/sdpa ≥ 3.0 and view/sdpa ≥ 2.0 "
+           "at batch 8 × 1024 tokens, 1 thread; sdpa faster than LibTorch at every point; of sgemm ≥ 0.75 at 1024 "
+           "tokens; 2 threads against 1 ≥ 1.7 at batch 8 × 1024.", "",
+           "| config | threads | sdpa | view | LibTorch | LibTorch/sdpa | view/sdpa | causal GFLOP/s | of sgemm |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    sdpa_faster, of_sgemm_1024 = [], []
+    for c in gpt2:
+        for t in (1, 2):
+            sd, sv, lt = get("shaped_sdpa", c, t), get("shaped_view", c, t), get("libtorch", c, t)
+            cg, sg = get("shaped_sdpa_causal", c, t, 1), get("sgemm_projection", c, t, 1)
+            of = ratio(cg, sg)
+            if ratio(lt, sd) is not None:
+                sdpa_faster.append(ratio(lt, sd))
+            if of is not None and c.endswith("t1024"):
+                of_sgemm_1024.append(of)
+            md.append(f"| {c} | {t} | {ms(sd)} | {ms(sv)} | {ms(lt)} | {fmt(ratio(lt, sd), 2)} | "
+                      f"{fmt(ratio(sv, sd), 2)} | {fmt(cg, 1)} | {fmt(of, 2)} |")
+    b8 = "gpt2_b8_t1024"
+    md += ["", "| measure | target | measured |", "|---|---|---|",
+           f"| LibTorch/sdpa, batch 8 × 1024, 1 thread | ≥ 3.0 | {fmt(ratio(get('libtorch', b8, 1), get('shaped_sdpa', b8, 1)), 2)} |",
+           f"| view/sdpa, batch 8 × 1024, 1 thread | ≥ 2.0 | {fmt(ratio(get('shaped_view', b8, 1), get('shaped_sdpa', b8, 1)), 2)} |",
+           f"| LibTorch/sdpa, every GPT-2 small point | > 1 | "
+           f"{(f'{min(sdpa_faster):.2f}–{max(sdpa_faster):.2f}' if sdpa_faster else 'not measured')} |",
+           f"| of sgemm, 1024 tokens | ≥ 0.75 | "
+           f"{(f'{min(of_sgemm_1024):.2f}–{max(of_sgemm_1024):.2f}' if of_sgemm_1024 else 'not measured')} |",
+           f"| 2 threads against 1, batch 8 × 1024 | ≥ 1.7 | {fmt(ratio(get('shaped_sdpa', b8, 1), get('shaped_sdpa', b8, 2)), 2)} |"]
     md += ["", "## Run-time extents", "",
            "The view form with `batch` and `num_tokens` known only at run time (`shaped::dynamic_axis`), bound "
            "to the same sizes, against the same sizes fixed at compile time, in the same run: what a prompt "
@@ -401,7 +436,10 @@ def main():
            "One forward pass in a process of its own. The book's form needs the scores, (8, 12, 1024, 1024) "
            "floats, 402.7 MB; PyTorch makes the scaled scores and the weights as new tensors of that size, where "
            "shaped and the hand-written peer reuse the scores' buffer. The fused form and the loop form keep "
-           "one head's scores at a time.", "", "| implementation | peak RSS (MB) |", "|---|---|"]
+           "one head's scores at a time; shaped's sdpa form keeps a 64 × 128 tile of scores per thread. The "
+           "input, (8, 1024, 768) floats, takes 25.2 MB, the output as much, the weights (4 × 768 × 768 and "
+           "biases) 9.4 MB; each process also maps its program and libraries (LibTorch's are large).", "",
+           "| implementation | peak RSS (MB) |", "|---|---|"]
     md += [f"| {impl} | {rss:.0f} |" for impl, rss in memory]
     md += ["", "## Compile time (-O2)", "", "Wall time and the compiler's peak memory per translation unit; the "
            "plain twin is the same program on xtensor without shaped (tests/bench/plain/).", "",

@@ -9,6 +9,7 @@
 #include <shaped/nn/multi_head_attention_sdpa.hpp>
 #include <shaped/ops/scaled_dot_product_attention.hpp>
 #include <string>
+#include <vector>
 
 #include "check.hpp"
 
@@ -143,6 +144,34 @@ TEST_CASE("the kernel's AVX2 path and its plain loops compute the same attention
         shaped::detail::flash::run(pb);
         INFO("num_tokens ", t);
         CHECK(shaped::max_abs_diff(fused, plain) <= tolerance);
+    }
+}
+
+TEST_CASE("the kernel's threads share out the tiles: 1, 2 and 4 threads give the same bits") {
+    struct head_dim : shaped::axis<"head_dim", 64> {};
+    for (std::size_t t : {5u, 200u}) {
+        const auto [q, k, v] = random_qkv<head_dim>(3, t, t + 7);
+        std::vector<shaped::tensor<float, batch, num_heads, num_tokens, head_dim>> outs;
+        for (std::size_t threads : {1u, 2u, 4u}) {
+            outs.emplace_back(q.shape, shaped::uninitialized);
+            shaped::detail::flash::problem<2> pb;
+            pb.batch = {3, num_heads::extent};
+            pb.lq = pb.lk = t;
+            pb.d = pb.dv = head_dim::extent;
+            pb.scale = 0.125f;
+            pb.causal = true;
+            pb.threads = threads;
+            const std::size_t per_head = t * head_dim::extent;
+            pb.q = {q.data(), {num_heads::extent * per_head, per_head}, head_dim::extent};
+            pb.k = {k.data(), {num_heads::extent * per_head, per_head}, head_dim::extent};
+            pb.v = {v.data(), {num_heads::extent * per_head, per_head}, head_dim::extent};
+            pb.out = {outs.back().data(), {num_heads::extent * per_head, per_head}, head_dim::extent};
+            shaped::detail::flash::run(pb);
+        }
+        INFO("num_tokens ", t);
+        CHECK(shaped::max_abs_diff(outs[0], outs[1]) == 0.0);
+        CHECK(shaped::max_abs_diff(outs[0], outs[2]) == 0.0);
+        CHECK(shaped::max_abs_diff(outs[0], shaped::scaled_dot_product_attention(q, k, v, shaped::is_causal)) <= tolerance);
     }
 }
 

@@ -59,6 +59,7 @@ struct problem {
     bool causal = false;
     std::size_t offset = 0;  // causal: query i sits at key position offset + i, and sees keys 0..offset + i
     bool portable = false;   // the plain loops even where AVX2 is there (tests compare the two)
+    std::size_t threads = 0; // 0: as threads_for decides; else this many (tests)
 };
 
 constexpr std::size_t round_up(std::size_t n, std::size_t m) noexcept { return (n + m - 1) / m * m; }
@@ -329,7 +330,7 @@ void run(const problem<NB>& pb) {
                                   : static_cast<double>(pb.lk);
     const double flops = 2.0 * static_cast<double>(nbatch) * static_cast<double>(pb.lq) * keys *
                          static_cast<double>(pb.d + pb.dv);
-    const std::size_t n = threads_for(flops, items);
+    const std::size_t n = pb.threads ? std::min(pb.threads, items) : threads_for(flops, items);
     std::vector<scratch> work;
     work.reserve(n);
     for (std::size_t t = 0; t < n; ++t) work.emplace_back(pb.d, pb.dv);
