@@ -19,6 +19,7 @@ namespace torch = shaped::torch;
 // [includes]
 
 #include <cstdlib>
+#include <shaped/nn/multi_head_attention_sdpa.hpp>  // the fused attention is not in the umbrella header
 #include <sstream>
 #include <string>
 #include <string_view>

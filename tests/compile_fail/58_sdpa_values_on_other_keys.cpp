@@ -1,6 +1,8 @@
 // One value per key: the values must run along the keys' axis. Values left on num_tokens (never renamed to
 // the keys' axis) are another axis, though of the same length.
 // expect-error: shaped::scaled_dot_product_attention(q, k, v): k and v must run along the same key axis
+#include <shaped/ops/scaled_dot_product_attention.hpp>
+
 #include "attention_axes.hpp"
 
 int main() {

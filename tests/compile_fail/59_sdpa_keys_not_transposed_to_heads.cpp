@@ -2,6 +2,8 @@
 // queries are (b, num_heads, num_tokens, head_dim). With batch == num_heads == 2, PyTorch attends over heads.
 // expect-error: shaped::scaled_dot_product_attention(q, k, v): q, k and v must have the same batch axes
 // expect-context: key_axes<shaped::diag::sized<batch, 2>, shaped::diag::sized<num_tokens, 4>
+#include <shaped/ops/scaled_dot_product_attention.hpp>
+
 #include "attention_axes.hpp"
 
 int main() {

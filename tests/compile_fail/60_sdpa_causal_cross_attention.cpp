@@ -1,6 +1,8 @@
 // A causal mask orders keys by the queries' positions: keys of another sequence (an encoder's tokens in
 // cross-attention) have no position among the queries, so is_causal does not apply to them.
 // expect-error: shaped::scaled_dot_product_attention(q, k, v, is_causal): a causal mask orders the keys by the queries' positions
+#include <shaped/ops/scaled_dot_product_attention.hpp>
+
 #include "attention_axes.hpp"
 
 struct encoder_tokens : shaped::axis<"encoder_tokens", 4> {};

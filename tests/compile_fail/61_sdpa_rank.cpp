@@ -1,5 +1,7 @@
 // Queries split into heads, keys not: q (b, num_heads, num_tokens, head_dim) and k (b, num_keys, d_out).
 // expect-error: shaped::scaled_dot_product_attention(q, k, v): q, k and v must have the same rank
+#include <shaped/ops/scaled_dot_product_attention.hpp>
+
 #include "attention_axes.hpp"
 
 int main() {

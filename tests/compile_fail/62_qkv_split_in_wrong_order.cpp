@@ -2,6 +2,8 @@
 // outermost, as view(b, num_tokens, num_heads, 3, head_dim) would in PyTorch, every head mixes the three.
 // expect-error: shaped::view<To...>(x): view only splits and merges adjacent axes, in order
 // expect-context: qkv_dim, 24>
+#include <shaped/nn/multi_head_attention_sdpa.hpp>
+
 #include "attention_axes.hpp"
 
 using mha = shaped::nn::multi_head_attention_sdpa<d_in, d_out, context_length, num_heads>;
