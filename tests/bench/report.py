@@ -428,10 +428,10 @@ def main():
             md.append(f"| {t} | {fmt(bound, 1)} | {fmt(sc[1] if sc else None, 1)} | "
                       f"{fmt(ratio(sc[1] if sc else None, bound), 2)} | {fmt(lc[1] if lc else None, 1)} |")
     load, read = gpt.get(("shaped_gpt", "load_state_dict", 1)), gpt.get(("machine", "read_file", 1))
-    if load and read:
+    if load and read and load[1] and read[1]:
         md += ["", f"Loading GPT-2 124M's state_dict from a safetensors file in the page cache: {load[0]:.0f} ms, "
                f"{load[1]:.2f} GB/s, against {read[1]:.2f} GB/s to read the file's bytes into memory "
-               f"(load/read {ratio(load[1], read[1]):.2f})."]
+               f"(load/read {fmt(ratio(load[1], read[1]), 2)})."]
     md += ["", "## Peak memory, GPT-2 small, batch 8, 1024 tokens", "",
            "One forward pass in a process of its own. The book's form needs the scores, (8, 12, 1024, 1024) "
            "floats, 402.7 MB; PyTorch makes the scaled scores and the weights as new tensors of that size, where "

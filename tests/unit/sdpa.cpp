@@ -332,6 +332,20 @@ TEST_CASE("gpt_model on the fused attention gives the book-form model's logits a
             std::span(ids).first(3 * t), 3, t);
         INFO("num_tokens ", t);
         CHECK(shaped::max_abs_diff(fused(x), book(x)) <= 1e-4);
+        // The combined-QKV form too (no cache of its own: the uncached forward).
+        nn::gpt_model<small_gpt, nn::multi_head_attention_combined_qkv> combined(nn::skip_init);
+        combined.tok_emb = book.tok_emb;
+        combined.pos_emb = book.pos_emb;
+        combined.final_norm = book.final_norm;
+        combined.out_head = book.out_head;
+        for (std::size_t i = 0; i < small_gpt::n_layers; ++i) {
+            copy_weights(book.trf_blocks[i].att, combined.trf_blocks[i].att);
+            combined.trf_blocks[i].ff = book.trf_blocks[i].ff;
+            combined.trf_blocks[i].norm1 = book.trf_blocks[i].norm1;
+            combined.trf_blocks[i].norm2 = book.trf_blocks[i].norm2;
+        }
+        combined.eval();
+        CHECK(shaped::max_abs_diff(combined(x), book(x)) <= 1e-4);
         const auto a = nn::generate_text_simple(book, x, 20, small_gpt::context_length::extent);
         const auto b = nn::generate_text_simple_cached(fused, x, 20);
         CHECK(shaped::max_abs_diff(a.to<float>(), b.to<float>()) == 0.0);
