@@ -305,6 +305,20 @@ struct small_gpt {
     static constexpr double drop_rate = 0.1;
     static constexpr bool qkv_bias = true;
 };
+// A GPT model on another attention form with the book-form model's weights.
+template <class Book, class Other>
+void copy_model(const Book& from, Other& to) {
+    to.tok_emb = from.tok_emb;
+    to.pos_emb = from.pos_emb;
+    to.final_norm = from.final_norm;
+    to.out_head = from.out_head;
+    for (std::size_t i = 0; i < from.trf_blocks.size(); ++i) {
+        copy_weights(from.trf_blocks[i].att, to.trf_blocks[i].att);
+        to.trf_blocks[i].ff = from.trf_blocks[i].ff;
+        to.trf_blocks[i].norm1 = from.trf_blocks[i].norm1;
+        to.trf_blocks[i].norm2 = from.trf_blocks[i].norm2;
+    }
+}
 }  // namespace
 
 TEST_CASE("gpt_model on the fused attention gives the book-form model's logits and generated ids") {
@@ -312,16 +326,7 @@ TEST_CASE("gpt_model on the fused attention gives the book-form model's logits a
     shaped::torch::manual_seed(123);
     nn::gpt_model<small_gpt> book;
     nn::gpt_model<small_gpt, nn::multi_head_attention_sdpa> fused(nn::skip_init);
-    fused.tok_emb = book.tok_emb;
-    fused.pos_emb = book.pos_emb;
-    fused.final_norm = book.final_norm;
-    fused.out_head = book.out_head;
-    for (std::size_t i = 0; i < small_gpt::n_layers; ++i) {
-        copy_weights(book.trf_blocks[i].att, fused.trf_blocks[i].att);
-        fused.trf_blocks[i].ff = book.trf_blocks[i].ff;
-        fused.trf_blocks[i].norm1 = book.trf_blocks[i].norm1;
-        fused.trf_blocks[i].norm2 = book.trf_blocks[i].norm2;
-    }
+    copy_model(book, fused);
     CHECK(nn::state_dict_keys(fused)[2] == "trf_blocks.0.att.qkv.weight");
     book.eval();
     fused.eval();
@@ -334,16 +339,7 @@ TEST_CASE("gpt_model on the fused attention gives the book-form model's logits a
         CHECK(shaped::max_abs_diff(fused(x), book(x)) <= 1e-4);
         // The combined-QKV form too (no cache of its own: the uncached forward).
         nn::gpt_model<small_gpt, nn::multi_head_attention_combined_qkv> combined(nn::skip_init);
-        combined.tok_emb = book.tok_emb;
-        combined.pos_emb = book.pos_emb;
-        combined.final_norm = book.final_norm;
-        combined.out_head = book.out_head;
-        for (std::size_t i = 0; i < small_gpt::n_layers; ++i) {
-            copy_weights(book.trf_blocks[i].att, combined.trf_blocks[i].att);
-            combined.trf_blocks[i].ff = book.trf_blocks[i].ff;
-            combined.trf_blocks[i].norm1 = book.trf_blocks[i].norm1;
-            combined.trf_blocks[i].norm2 = book.trf_blocks[i].norm2;
-        }
+        copy_model(book, combined);
         combined.eval();
         CHECK(shaped::max_abs_diff(combined(x), book(x)) <= 1e-4);
         const auto a = nn::generate_text_simple(book, x, 20, small_gpt::context_length::extent);
