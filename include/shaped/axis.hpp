@@ -115,6 +115,7 @@ struct at_most {
     static_assert(StaticAxis<B>,
                   "shaped::at_most<B>: the bound must be a static axis (e.g. context_length), whose extent the "
                   "compiler knows");
+    /// The bounding axis `B`.
     using axis = B;
 };
 
@@ -160,11 +161,13 @@ template <detail::fixed_string Name, std::size_t Extent, class Within = void>
 struct axis : axis_tag, detail::static_extent<Extent> {
     static_assert(Extent > 0, "shaped::axis: an axis has at least one element");
     static_assert(Extent <= max_extent, "shaped::axis: the extent exceeds what a signed index holds");
+    /// The axis this one is declared a prefix of (`B` of `at_most<B>`), or `void`.
     using within = typename detail::within_of<Within>::type;
     static_assert(diag::expect<std::is_void_v<within> || Extent <= detail::bound_of<Within>(),
                                diag::numbers<Extent, detail::bound_of<Within>()>>,
                   "shaped::axis<Name, Extent, at_most<B>>: the extent exceeds B's; an axis declared within B is at "
                   "most as long as B");
+    /// The axis's name, as printed in messages and by `axis_name`.
     static constexpr std::string_view name = Name.view();
 };
 
@@ -180,7 +183,9 @@ struct axis : axis_tag, detail::static_extent<Extent> {
 ///          `struct batch : shaped::dynamic_axis<"batch"> {};`
 template <detail::fixed_string Name, class Bound = unbounded>
 struct dynamic_axis : axis_tag, detail::one_run_time_extent<detail::bound_of<Bound>()> {
+    /// The axis this one is declared a prefix of (`B` of `at_most<B>`), or `void` when `unbounded`.
     using within = typename detail::within_of_bound<Bound>::type;
+    /// The axis's name, as printed in messages and by `axis_name`.
     static constexpr std::string_view name = Name.view();
 };
 
@@ -234,8 +239,11 @@ struct quotient : axis_tag, detail::quotient_extent<Dividend, Divisor> {
                      diag::divisor<typename detail::describe<Divisor>::type>>,
         "shaped::quotient: the dividend axis must be divisible by the divisor axis (d_out must be "
         "divisible by num_heads); choose num_heads among the divisors of d_out");
+    /// The axis's name, as printed in messages and by `axis_name`.
     static constexpr std::string_view name = Name.view();
+    /// The axis divided, e.g. `d_out`.
     using dividend = Dividend;
+    /// The axis it is divided by, e.g. `num_heads`; `(divisor, quotient)` merges back into `dividend`.
     using divisor = Divisor;
 };
 
@@ -286,6 +294,7 @@ using same_extent_as = std::conditional_t<StaticAxis<A>, static_extent<A::bound>
 template <Axis... Factors>
 struct merged : axis_tag, detail::product_extent<Factors...> {
     static_assert(sizeof...(Factors) >= 1, "shaped::merged: needs at least one factor");
+    /// The factors, outermost first, as a `hana::tuple_t`.
     static constexpr auto factors = hana::tuple_t<Factors...>;
 };
 
@@ -297,7 +306,9 @@ struct merged : axis_tag, detail::product_extent<Factors...> {
 template <detail::fixed_string Name, Axis... Factors>
 struct product : axis_tag, detail::product_extent<Factors...> {
     static_assert(sizeof...(Factors) >= 1, "shaped::product: needs at least one factor");
+    /// The axis's name, as printed in messages and by `axis_name`.
     static constexpr std::string_view name = Name.view();
+    /// The factors, outermost first, as a `hana::tuple_t`.
     static constexpr auto factors = hana::tuple_t<Factors...>;
 };
 
@@ -311,6 +322,7 @@ struct product : axis_tag, detail::product_extent<Factors...> {
 template <Axis... Parts>
 struct concat : axis_tag, detail::sum_extent<Parts...> {
     static_assert(sizeof...(Parts) >= 1, "shaped::concat: needs at least one part");
+    /// The parts, in the order `cat` joined them, as a `hana::tuple_t`.
     static constexpr auto parts = hana::tuple_t<Parts...>;
 };
 
@@ -321,6 +333,7 @@ struct concat : axis_tag, detail::sum_extent<Parts...> {
 /// Source: `torch.Tensor.unsqueeze(dim)`, `x[:, None, :]`.
 /// Example: `auto m = mask.unsqueeze<1>();   // (batch, one, num_tokens, key<num_tokens>)`
 struct one : axis_tag, detail::static_extent<1> {
+    /// `"one"`, as printed in messages.
     static constexpr std::string_view name = "one";
 };
 
@@ -332,6 +345,7 @@ struct one : axis_tag, detail::static_extent<1> {
 /// Source: `x.mean(dim=-1, keepdim=True)` (the book's `LayerNorm`, chapter 4).
 template <Axis A>
 struct reduced : axis_tag, detail::static_extent<1> {
+    /// The axis reduced over, the only axis this one broadcasts against.
     using of = A;
 };
 
@@ -347,6 +361,7 @@ struct reduced : axis_tag, detail::static_extent<1> {
 /// Example: `auto k = keys.rename<batch, shaped::key<num_tokens>, d_out>();`
 template <Axis A>
 struct key : axis_tag, detail::same_extent_as<A> {
+    /// The query-token axis these keys go with.
     using query = A;
 };
 
@@ -361,7 +376,9 @@ struct key : axis_tag, detail::same_extent_as<A> {
 /// Example: `auto mask_rows = shaped::narrow<0, num_tokens>(mask, cached_before, n).slice<num_tokens, shaped::cached<num_tokens>>(n, cached_before + n);`
 template <Axis A>
 struct cached : axis_tag, detail::one_run_time_extent<A::bound> {
+    /// The query-token axis these cached keys go with (so a `cached` axis is also a key axis).
     using query = A;
+    /// The same `A`: marks the axis as a cache's, apart from a plain `key<A>`.
     using cache_of = A;
 };
 

@@ -32,51 +32,80 @@ template <class Axis, std::size_t... Bound>
 struct run_time {};
 
 
-/// Roles that label the axes of a failed check, so that the printed context reads as a sentence.
+/// \name Roles
+/// Roles that label the axes of a failed check, so that the printed context reads as a sentence, e.g.
+/// `lhs_last<sized<head_dim, 2>>, rhs_second_to_last<sized<num_tokens, 6>>`. Each is an empty type that only
+/// appears in compiler messages.
+/// @{
+
+/// The axes of the tensor an op was called on.
 template <class... T>
 struct tensor_axes {};
+/// The axes of an elementwise op's left operand.
 template <class... T>
 struct lhs_axes {};
+/// The axes of an elementwise op's right operand.
 template <class... T>
 struct rhs_axes {};
+/// The last axis of `matmul`'s `a`, which must be the same axis as `rhs_second_to_last`.
 template <class... T>
 struct lhs_last {};
+/// The second-to-last axis of `matmul`'s `b`.
 template <class... T>
 struct rhs_second_to_last {};
+/// The axes a `view` or `reshape` starts from.
 template <class... T>
 struct from_axes {};
+/// The axes asked for: a `view`'s target, a `slice`'s prefix, `narrow`'s `To`.
 template <class... T>
 struct to_axes {};
+/// The axes a rule compares with: an axis asked for by name (`select<A>`, `sum<A>`), a converting
+/// constructor's own axes, a module's `context_length`.
 template <class... T>
 struct expected_axes {};
+/// The axes that arrived where `expected_axes` were expected.
 template <class... T>
 struct actual_axes {};
+/// The layer's in_features axis (`d_in`, `emb_dim`), as printed in an error.
 template <class... T>
 struct in_features {};
+/// The last axis of a layer's input, which must be the same axis as `in_features`.
 template <class... T>
 struct input_last {};
+/// The axes of the mask given to `masked_fill`.
 template <class... T>
 struct mask_axes {};
+/// The element counts before and after a `view`, as `numbers<from, to>`.
 template <class... T>
 struct element_counts {};
+/// The `Dim` arguments of the call (negative ones count from the end, as in PyTorch).
 template <int... Dims>
 struct dims {};
+/// Plain numbers: an extent and its bound, a count of parts, two element counts.
 template <std::size_t... N>
 struct numbers {};
+/// A tensor's rank, the number of its axes.
 template <std::size_t Rank>
 struct rank {};
+/// The axis being divided, e.g. `d_out` of `d_out / num_heads`.
 template <class... T>
 struct dividend {};
+/// The axis it is divided by, e.g. `num_heads`.
 template <class... T>
 struct divisor {};
+/// The parts given to `cat`.
 template <class... T>
 struct parts {};
+/// The axes of `scaled_dot_product_attention`'s queries.
 template <class... T>
 struct query_axes {};
+/// The axes of `scaled_dot_product_attention`'s keys.
 template <class... T>
 struct key_axes {};
+/// The axes of `scaled_dot_product_attention`'s values.
 template <class... T>
 struct value_axes {};
+/// @}
 
 /// What an op returns when one of its shape checks failed, so that the failed `static_assert` is the
 /// only error at the call (not "variable has incomplete type void" after it), and so that the calls
@@ -84,43 +113,72 @@ struct value_axes {};
 struct failed_shape_check {
     /// Stands in for `x.shape` (prints nothing).
     struct no_shape {
+        /// Prints nothing.
         friend std::ostream& operator<<(std::ostream& os, no_shape) { return os; }
-    } shape;
+    } shape;  ///< Stands in for `x.shape`.
+    /// Stands in for `x.view<...>()`.
     template <class...> failed_shape_check view() const { return {}; }
+    /// Stands in for `x.reshape<...>()`.
     template <class...> failed_shape_check reshape() const { return {}; }
+    /// Stands in for `x.rename<...>()`.
     template <class...> failed_shape_check rename() const { return {}; }
+    /// Stands in for `x.transpose<dim0, dim1>()`.
     template <auto...> failed_shape_check transpose() const { return {}; }
+    /// Stands in for `x.transpose<A, B>()`.
     template <class...> failed_shape_check transpose() const { return {}; }
+    /// Stands in for `x.permute<...>()`.
     template <auto...> failed_shape_check permute() const { return {}; }
+    /// Stands in for `x.T()`.
     failed_shape_check T() const { return {}; }
+    /// Stands in for `x.contiguous()`.
     failed_shape_check contiguous() const { return {}; }
+    /// Stands in for `x.split<Chunk, dim>()`.
     template <class, auto> failed_shape_check split() const { return {}; }
+    /// Stands in for `x.softmax<dim>()`.
     template <auto> failed_shape_check softmax() const { return {}; }
+    /// Stands in for `x.softmax<A>()`.
     template <class> failed_shape_check softmax() const { return {}; }
+    /// Stands in for `x.masked_fill(mask, value)`.
     template <class M, class V> failed_shape_check masked_fill(const M&, const V&) const { return {}; }
+    /// Stands in for `x.slice<...>(n...)`.
     template <class... P, class... N> failed_shape_check slice(N...) const { return {}; }
+    /// Stands in for `x.numel()`: 0.
     std::size_t numel() const { return 0; }
+    /// Stands in for `x.data()`: `nullptr`.
     const float* data() const { return nullptr; }
+    /// Stands in for `x.unsqueeze<dim>()`.
     template <auto> failed_shape_check unsqueeze() const { return {}; }
+    /// Stands in for `x.repeat<New, dim>()`.
     template <class, auto> failed_shape_check repeat() const { return {}; }
+    /// Stands in for `x.repeat_interleave<New, dim>()`.
     template <class, auto> failed_shape_check repeat_interleave() const { return {}; }
+    /// Stands in for `x.to<V>()`.
     template <class> failed_shape_check to() const { return {}; }
+    /// Prints nothing.
     friend std::ostream& operator<<(std::ostream& os, failed_shape_check) { return os; }
+    /// After a failed shape check, no further errors (see `diag::failed_shape_check`).
     template <class X> friend failed_shape_check operator+(failed_shape_check, const X&) { return {}; }
+    /// After a failed shape check, no further errors (see `diag::failed_shape_check`).
     template <class X> friend failed_shape_check operator-(failed_shape_check, const X&) { return {}; }
+    /// After a failed shape check, no further errors (see `diag::failed_shape_check`).
     template <class X> friend failed_shape_check operator*(failed_shape_check, const X&) { return {}; }
+    /// After a failed shape check, no further errors (see `diag::failed_shape_check`).
     template <class X> friend failed_shape_check operator/(failed_shape_check, const X&) { return {}; }
 };
 
+/// After a failed shape check, no further errors (see `diag::failed_shape_check`).
 template <class X>
     requires(!std::is_same_v<X, failed_shape_check>)
 failed_shape_check operator+(const X&, failed_shape_check) { return {}; }
+/// After a failed shape check, no further errors (see `diag::failed_shape_check`).
 template <class X>
     requires(!std::is_same_v<X, failed_shape_check>)
 failed_shape_check operator-(const X&, failed_shape_check) { return {}; }
+/// After a failed shape check, no further errors (see `diag::failed_shape_check`).
 template <class X>
     requires(!std::is_same_v<X, failed_shape_check>)
 failed_shape_check operator*(const X&, failed_shape_check) { return {}; }
+/// After a failed shape check, no further errors (see `diag::failed_shape_check`).
 template <class X>
     requires(!std::is_same_v<X, failed_shape_check>)
 failed_shape_check operator/(const X&, failed_shape_check) { return {}; }
@@ -139,6 +197,8 @@ namespace shaped {
 /// shape, e.g. `shaped::tensor::from_buffer: expected 12 elements for (batch=1, num_tokens=2, d_out=6), got 10`.
 class shape_error : public std::invalid_argument {
 public:
+    /// The message `shaped::<op>: expected <expected>, got <actual>`; `expected()` and `actual()` keep the
+    /// two shapes.
     shape_error(const std::string& op, const std::string& expected, const std::string& actual)
         : std::invalid_argument("shaped::" + op + ": expected " + expected + ", got " + actual),
           expected_(expected),

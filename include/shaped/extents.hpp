@@ -159,6 +159,7 @@ public:
     using dynamic_type = std::array<std::size_t, rank_dynamic>;
     /// How many run-time extents each axis carries, and where its first one is stored.
     static constexpr std::array<std::size_t, rank> atom_counts = tables::atoms;
+    /// Where each axis's first run-time extent is stored in `dynamic()`; the last entry is `rank_dynamic`.
     static constexpr std::array<std::size_t, rank + 1> atom_offsets = tables::first;
 
     /// All-static extents: nothing to give.
@@ -174,7 +175,9 @@ public:
         if constexpr (!is_static) dyn_ = dynamic;
     }
 
+    /// Copies the run-time extents.
     extents(const extents&) = default;
+    /// Copies the run-time extents, as the copy does (they are a few numbers).
     extents(extents&&) noexcept = default;
 
     /// The checked entry point: `op` names the caller in the message.
@@ -271,6 +274,7 @@ public:
         return s + ")";
     }
 
+    /// Equal when every extent is: only the run-time ones are compared, the static ones being the type's.
     friend constexpr bool operator==(const extents& a, const extents& b) noexcept { return a.dyn_ == b.dyn_; }
 
     /// Prints as PyTorch prints `x.shape`: `torch.Size([2, 7, 768])`.
@@ -438,11 +442,15 @@ inline constexpr auto same_axes = [] {
 
 }  // namespace shaped
 
+// The structured-binding protocol (`auto [b, t, d] = x.shape;`, with `extents::get<I>`): every element is a
+// `std::size_t`. Specializations of std templates, kept out of the API documentation.
+//! \cond
 template <class... Axes>
 struct std::tuple_size<shaped::extents<Axes...>> : std::integral_constant<std::size_t, sizeof...(Axes)> {};
 template <std::size_t I, class... Axes>
 struct std::tuple_element<I, shaped::extents<Axes...>> {
     using type = std::size_t;
 };
+//! \endcond
 
 #endif

@@ -83,11 +83,15 @@ struct nested_list<Value, Rank, Rank> {
 template <class Value, class Layout, Axis... Axes>
 class basic_tensor {
 public:
+    /// The element type.
     using value_type = Value;
+    /// `layout::contiguous` or `layout::strided`.
     using layout_type = Layout;
     /// The type of `shape`.
     using extents_type = shaped::extents<Axes...>;
+    /// The number of axes (`x.dim()`).
     static constexpr std::size_t rank = sizeof...(Axes);
+    /// The xtensor that holds the elements.
     using storage_type = xt::xtensor<Value, rank>;
     /// Whether every extent is known at compile time (then `shape` takes no memory).
     static constexpr bool is_static = extents_type::is_static;
@@ -112,6 +116,7 @@ public:
 
     /// Elements left unset (`torch.empty`): for results that are written in full before being read.
     explicit basic_tensor(uninitialized_t) requires is_static : data_(allocate(xshape(shape), false)) {}
+    /// Elements left unset, of the given extents (`torch.empty(2, n, 768)`).
     basic_tensor(const extents_type& e, uninitialized_t) : shape(e), data_(allocate(xshape(e), false)) {}
 
     /// From nested braces, outermost axis first: `{{0.43f, 0.15f, 0.89f}, {0.55f, 0.87f, 0.66f}}`. A run-time
@@ -183,9 +188,13 @@ public:
         }
     }
 
+    /// Copies the elements (PyTorch's `x.clone()`).
     basic_tensor(const basic_tensor&) = default;
+    /// Takes the elements; the moved-from tensor holds none.
     basic_tensor(basic_tensor&&) noexcept = default;
+    /// Copies the elements and extents.
     basic_tensor& operator=(const basic_tensor&) = default;
+    /// Takes the elements and extents; the moved-from tensor holds none.
     basic_tensor& operator=(basic_tensor&&) noexcept = default;
 
     /// Number of elements (`x.numel()`).
@@ -194,6 +203,7 @@ public:
     /// Element access without bounds checks (xtensor's `operator()`).
     template <class... Index>
     requires(sizeof...(Index) == rank) Value& operator()(Index... i) { return data_.data()[offset(i...)]; }
+    /// Element access without bounds checks, read-only.
     template <class... Index>
     requires(sizeof...(Index) == rank) const Value& operator()(Index... i) const { return data_.data()[offset(i...)]; }
     /// Element access with bounds checks; throws `std::out_of_range` naming the axis, its extent and the
@@ -216,7 +226,9 @@ public:
         else
             return static_cast<const storage_type>(materialized());
     }
+    /// On a non-const contiguous tensor: a writable xtensor adaptor over its elements, which cannot resize them.
     auto storage() & requires(std::is_same_v<Layout, layout::contiguous>) { return adaptor(); }
+    /// On a temporary: its elements, moved out (for a strided tensor, a row-major copy).
     storage_type storage() && {
         if constexpr (is_contiguous)
             return std::move(data_);
@@ -228,10 +240,13 @@ public:
     /// from, in that tensor's order; read it through `stride()`. Writable through a non-const tensor, as for
     /// `storage()`, without a way to resize it.
     const storage_type& buffer() const& noexcept { return data_; }
+    /// On a non-const tensor: a writable xtensor adaptor over the buffer, which cannot resize it.
     auto buffer() & { return adaptor(); }
+    /// On a temporary: the buffer, moved out as it lies in memory.
     storage_type buffer() && noexcept { return std::move(data_); }
     /// The first element of the buffer (PyTorch's `data_ptr()`).
     Value* data() noexcept { return data_.data(); }
+    /// The first element of the buffer, read-only.
     const Value* data() const noexcept { return data_.data(); }
     /// The element stride of each axis in `buffer()`: PyTorch's `x.stride()`.
     std::array<std::size_t, rank> stride() const noexcept {
@@ -249,113 +264,145 @@ public:
     // PyTorch's tensor methods, forwarding to the free functions of ops/ (documented there). On a
     // temporary, view, reshape, rename, transpose, permute, T, contiguous, softmax and masked_fill reuse
     // its buffer.
+    /// `shaped::view<To...>(x)` (`x.view(...)`): the same elements under axes `To...`.
     template <Axis... To>
     auto view() const& {
         return shaped::view<To...>(*this);
     }
+    /// On a temporary: the same, reusing its buffer.
     template <Axis... To>
     auto view() && {
         return shaped::view<To...>(std::move(*this));
     }
+    /// `shaped::reshape<To...>(x)` (`x.reshape(...)`): `view` for any layout, copying a strided tensor.
     template <Axis... To>
     auto reshape() const& {
         return shaped::reshape<To...>(*this);
     }
+    /// On a temporary: the same, reusing its buffer when it is contiguous (a strided one is copied once).
     template <Axis... To>
     auto reshape() && {
         return shaped::reshape<To...>(std::move(*this));
     }
+    /// `shaped::rename<To...>(x)`: the same elements, each axis under a new name.
     template <Axis... To>
     auto rename() const& {
         return shaped::rename<To...>(*this);
     }
+    /// On a temporary: the same, reusing its buffer.
     template <Axis... To>
     auto rename() && {
         return shaped::rename<To...>(std::move(*this));
     }
+    /// `shaped::transpose<Dim0, Dim1>(x)` (`x.transpose(dim0, dim1)`).
     template <int Dim0, int Dim1>
     auto transpose() const& {
         return shaped::transpose<Dim0, Dim1>(*this);
     }
+    /// On a temporary: the same, reusing its buffer.
     template <int Dim0, int Dim1>
     auto transpose() && {
         return shaped::transpose<Dim0, Dim1>(std::move(*this));
     }
+    /// `shaped::transpose<A0, A1>(x)`: swaps the axes named `A0` and `A1`.
     template <Axis A0, Axis A1>
     auto transpose() const& {
         return shaped::transpose<A0, A1>(*this);
     }
+    /// On a temporary: the same, reusing its buffer.
     template <Axis A0, Axis A1>
     auto transpose() && {
         return shaped::transpose<A0, A1>(std::move(*this));
     }
+    /// `shaped::permute<Dims...>(x)` (`x.permute(*dims)`).
     template <int... Dims>
     auto permute() const& {
         return shaped::permute<Dims...>(*this);
     }
+    /// On a temporary: the same, reusing its buffer.
     template <int... Dims>
     auto permute() && {
         return shaped::permute<Dims...>(std::move(*this));
     }
+    /// `shaped::reverse_axes(x)` (`x.T`).
     auto T() const& { return shaped::reverse_axes(*this); }
+    /// On a temporary: the same, reusing its buffer.
     auto T() && { return shaped::reverse_axes(std::move(*this)); }
+    /// `shaped::contiguous(x)` (`x.contiguous()`).
     auto contiguous() const& { return shaped::contiguous(*this); }
+    /// On a temporary: the same, reusing its buffer when it is contiguous (a strided one is copied once).
     auto contiguous() && { return shaped::contiguous(std::move(*this)); }
+    /// `shaped::split<Chunk, Dim>(x)` (`x.split(size, dim)`): the axis at `Dim` cut into `Chunk`s, as a `hana::tuple`.
     template <Axis Chunk, int Dim>
     auto split() const {
         return shaped::split<Chunk, Dim>(*this);
     }
+    /// `shaped::softmax<Dim>(x)` (`torch.softmax(x, dim)`).
     template <int Dim>
     auto softmax() const& {
         return shaped::softmax<Dim>(*this);
     }
+    /// On a temporary: the same, reusing its buffer when it is contiguous (a strided one is copied once).
     template <int Dim>
     auto softmax() && {
         return shaped::softmax<Dim>(std::move(*this));
     }
+    /// `shaped::softmax<A>(x)`: softmax over the axis named `A`.
     template <Axis A>
     auto softmax() const {
         return shaped::softmax<A>(*this);
     }
+    /// `shaped::masked_fill(x, mask, value)` (`x.masked_fill(mask, value)`).
     template <Tensor Mask>
     auto masked_fill(const Mask& mask, std::type_identity_t<Value> value) const& {
         return shaped::masked_fill(*this, mask, value);
     }
+    /// On a temporary: the same, reusing its buffer when it is contiguous (a strided one is copied once).
     template <Tensor Mask>
     auto masked_fill(const Mask& mask, std::type_identity_t<Value> value) && {
         return shaped::masked_fill(std::move(*this), mask, value);
     }
     /// After a failed shape check, no further errors (see `diag::failed_shape_check`).
     diag::failed_shape_check masked_fill(diag::failed_shape_check, std::type_identity_t<Value>) const { return {}; }
+    /// `shaped::unsqueeze<Dim>(x)` (`x.unsqueeze(dim)`): inserts `shaped::one` at `Dim`.
     template <int Dim>
     auto unsqueeze() const {
         return shaped::unsqueeze<Dim>(*this);
     }
+    /// `shaped::repeat_interleave<New, Dim>(x)` (`x.repeat_interleave(n, dim)`): each element `New::extent` times.
     template <Axis New, int Dim>
     auto repeat_interleave() const {
         return shaped::repeat_interleave<New, Dim>(*this);
     }
+    /// `shaped::repeat<New, Dim>(x)` (`x.repeat(...)`): the axis at `Dim` tiled `New::extent` times.
     template <Axis New, int Dim>
     auto repeat() const {
         return shaped::repeat<New, Dim>(*this);
     }
+    /// `shaped::slice<Prefix...>(x, n...)` (`x[:n, :m]`).
     template <Axis... Prefix, detail::extent_number... N>
     auto slice(N... n) const {
         return shaped::slice<Prefix...>(*this, n...);
     }
+    /// `shaped::to<To>(x)` (`x.to(dtype)`): the elements converted to `To`.
     template <class To>
     auto to() const {
         return shaped::to<To>(*this);
     }
+    /// `shaped::select<A>(x, index)`: position `index` of the axis named `A`, which the result lacks.
     template <Axis A>
     auto select(long long index) const {
         return shaped::select<A>(*this, index);
     }
+    /// `shaped::select<Dim>(x, index)` (`x.select(dim, index)`).
     template <int Dim>
     auto select(long long index) const {
         return shaped::select<Dim>(*this, index);
     }
-    // Reductions (ops/reduce.hpp): by axis or by dimension, with or without `shaped::keepdim`.
+    // Reductions (ops/reduce.hpp): by axis or by dimension, with or without `shaped::keepdim`. The macro
+    // writes the member forms `x.sum<A>()`, `x.sum<Dim>(shaped::keepdim)`, ... and is #undef'd after use,
+    // so it is kept out of the API documentation.
+    /// \cond
 #define SHAPED_REDUCTION_MEMBERS(name)                      \
     template <Axis A, class... Keep>                        \
     auto name(Keep... keep) const {                         \
@@ -371,6 +418,7 @@ public:
     SHAPED_REDUCTION_MEMBERS(max)
     SHAPED_REDUCTION_MEMBERS(argmax)
 #undef SHAPED_REDUCTION_MEMBERS
+    /// \endcond
 
     /// Prints as PyTorch prints the tensor: `tensor([[0.7713, 1.1682, ...]])`.
     friend std::ostream& operator<<(std::ostream& os, const basic_tensor& t) {

@@ -20,6 +20,7 @@ namespace shaped::io {
 /// Example: `try { f = io::safetensors_file("gpt2.safetensors"); } catch (const io::file_error& e) { ... }`
 class file_error : public std::runtime_error {
 public:
+    /// The message `shaped::<reader>: <path>: <problem>`; `path()` keeps the path.
     file_error(const std::string& reader, std::string path, const std::string& problem)
         : std::runtime_error("shaped::" + reader + ": " + path + ": " + problem), path_(std::move(path)) {}
 

@@ -110,10 +110,14 @@ private:
 
 /// One tensor of a safetensors file: its key, element type, extents and place in the data section.
 struct safetensors_entry {
+    /// The tensor's key, e.g. `wpe.weight`.
     std::string name;
-    std::string dtype;  // "F32", "F16", "BF16", "F64", "I64", ...
+    std::string dtype;  ///< The element type as the file names it: "F32", "F16", "BF16", "F64", "I64", ...
+    /// The extents, outermost first, as the file states them.
     std::vector<std::size_t> shape;
-    std::size_t begin = 0, end = 0;  // byte offsets in the data section, end exclusive
+    /// Byte offset of the tensor's first byte in the data section.
+    std::size_t begin = 0, end = 0;  ///< Byte offset one past its last byte (end exclusive).
+    /// The number of elements: the product of `shape` (1 for a scalar).
     std::size_t numel() const noexcept {
         std::size_t n = 1;
         for (auto d : shape) n *= d;
@@ -140,6 +144,7 @@ struct safetensors_entry {
 /// Example: `io::safetensors_file f("gpt2.safetensors");  f.read("wpe.weight", model.pos_emb.weight);`
 class safetensors_file {
 public:
+    /// Maps the file at `path` and reads its header. Throws `file_error` as listed above.
     explicit safetensors_file(std::string path) : path_(std::move(path)), map_("safetensors", path_) { parse(); }
 
     /// The file's path, as given.
@@ -164,6 +169,7 @@ public:
         if (!e) throw file_error("safetensors", path_, "no tensor " + std::string(key));
         read(*e, t);
     }
+    /// Copies the tensor `e` (one of `entries()`) into `t`, as `read(key, t)` does.
     template <class V, class L, Axis... A>
     void read(const safetensors_entry& e, basic_tensor<V, L, A...>& t) const {
         static_assert(std::is_same_v<L, layout::contiguous>, "shaped::io::safetensors_file::read: into a contiguous tensor");
@@ -301,8 +307,11 @@ private:
 
 /// One tensor to write: its key, extents and float elements (row-major).
 struct safetensors_tensor {
+    /// The key to write it under, e.g. `wpe.weight`.
     std::string name;
+    /// The extents, outermost first.
     std::vector<std::size_t> shape;
+    /// The elements, row-major: a view, so they must outlive the call.
     std::span<const float> values;
 };
 
@@ -312,7 +321,7 @@ struct safetensors_tensor {
 /// Shapes: each tensor's `values` must hold the product of its `shape`. Element type: float.
 /// Errors: thrown, `file_error` when the file cannot be written, `std::invalid_argument` for a tensor whose
 /// values are not as many as its shape gives. Source: `safetensors.torch.save_file`.
-/// Example: `io::save_safetensors("w.safetensors", {{"weight", {2, 3}, w.storage_span()}});`
+/// Example: `io::save_safetensors("w.safetensors", {{"weight", {2, 3}, std::span<const float>(w.data(), w.numel())}});`
 inline void save_safetensors(const std::string& path, const std::vector<safetensors_tensor>& tensors) {
     nlohmann::ordered_json header = nlohmann::ordered_json::object();
     std::size_t offset = 0;

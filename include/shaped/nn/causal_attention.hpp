@@ -40,14 +40,28 @@ class causal_attention {
                   "at run time");
 
 public:
+    /// The input's last axis, `d_in`.
     using d_in = DIn;
+    /// The output's last axis, `d_out`.
     using d_out = DOut;
+    /// The longest sequence, the mask's extent.
     using context_length = ContextLength;
 
+    /// The queries' projection, `linear<DIn, DOut>`, with a bias under `qkv_bias`.
     linear<DIn, DOut> W_query, W_key, W_value;
+    /// \var W_key
+    /// The keys' projection, as `W_query`.
+
+    /// \var W_value
+    /// The values' projection, as `W_query`.
+
+    /// Dropout on the attention weights.
     nn::dropout dropout;
+    /// The causal mask buffer: 1 above the diagonal, where a query would see a later key (`triu(ones, diagonal=1)`).
     tensor<float, ContextLength, ContextLength> mask;
 
+    /// Draws W_query, W_key and W_value from `gen`, in that order, with biases under `qkv_bias`;
+    /// `dropout_p` is the attention weights' dropout. Throws `std::invalid_argument` for `dropout_p` outside [0, 1].
     explicit causal_attention(double dropout_p, bool qkv_bias = false, torch::generator& gen = torch::default_generator())
         : W_query(gen, qkv_bias),
           W_key(gen, qkv_bias),
@@ -62,9 +76,13 @@ public:
           dropout(dropout_p),
           mask(triu<1>(ones<ContextLength, ContextLength>())) {}
 
+    /// `module.train(mode)`: sets the dropout's mode.
     void train(bool mode = true) noexcept { dropout.train(mode); }
+    /// `module.eval()`: turns the dropout off.
     void eval() noexcept { dropout.eval(); }
 
+    /// The forward pass, the book's `forward(x)`: `(batch, num_tokens, DIn)` to `(batch, num_tokens, DOut)`,
+    /// the dropout drawn from `gen` in training mode.
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x, torch::generator& gen = torch::default_generator()) const {
         if constexpr (detail::input_ok<3, DIn, ContextLength, X...>()) {
@@ -87,6 +105,7 @@ public:
     void for_each_parameter(const std::string& prefix, F&& f) {
         visit(*this, prefix, f);
     }
+    /// The same names, on a const module: `f` gets each tensor as const.
     template <class F>
     void for_each_parameter(const std::string& prefix, F&& f) const {
         visit(*this, prefix, f);

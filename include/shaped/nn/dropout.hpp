@@ -28,6 +28,7 @@ namespace shaped::nn {
 /// Example: `shaped::nn::dropout dropout(0.5); dropout.eval(); auto y = dropout(attn_weights);`
 class dropout {
 public:
+    /// `nn.Dropout(p)`, in training mode. Throws `std::invalid_argument` for `p` outside [0, 1].
     explicit dropout(double p) : p_(p) {
         if (!(p >= 0.0 && p <= 1.0))
             throw std::invalid_argument("shaped::nn::dropout: dropout probability has to be between 0 and 1, but got " +
@@ -38,7 +39,9 @@ public:
     void train(bool mode = true) noexcept { training_ = mode; }
     /// `module.eval()`.
     void eval() noexcept { training_ = false; }
+    /// Whether the module is in training mode (`module.training`).
     bool training() const noexcept { return training_; }
+    /// The probability of zeroing an element.
     double p() const noexcept { return p_; }
 
     /// Applies dropout, drawing from `gen` (the default generator unless given) in training mode.

@@ -44,7 +44,9 @@ class embedding {
                   "shape is fixed when it is built)");
 
 public:
+    /// The vocabulary axis, `num_embeddings`.
     using num_embeddings = Vocab;
+    /// The embedding axis, `embedding_dim`.
     using embedding_dim = Emb;
 
     /// `weight`: `(Vocab, Emb)`.
@@ -58,6 +60,8 @@ public:
     /// Allocates the table without drawing it, for weights that will be loaded.
     explicit embedding(skip_init_t) : weight(uninitialized) {}
 
+    /// Each id's row: ids `(X...)` to `(X..., Emb)`. Throws `std::out_of_range` for an id outside
+    /// `[0, Vocab)`.
     template <class Id, class Layout, Axis... X>
     auto operator()(const basic_tensor<Id, Layout, X...>& ids) const {
         static_assert(std::is_integral_v<Id> && !std::is_same_v<Id, bool>,
@@ -99,6 +103,7 @@ public:
     void for_each_parameter(const std::string& prefix, F&& f) {
         visit(*this, prefix, f);
     }
+    /// The same names, on a const module: `f` gets each tensor as const.
     template <class F>
     void for_each_parameter(const std::string& prefix, F&& f) const {
         visit(*this, prefix, f);

@@ -33,14 +33,17 @@ public:
     /// The hidden axis, four times as wide as `Emb`.
     struct hidden : axis<"hidden", 4 * Emb::extent> {};
 
+    /// `layers[0]`, `layers[1]`, `layers[2]`: `linear<Emb, hidden>`, GELU, `linear<hidden, Emb>`.
     std::tuple<linear<Emb, hidden>, nn::gelu, linear<hidden, Emb>> layers;
 
+    /// Draws the first layer's parameters, then the second's, from `gen`.
     explicit feed_forward(torch::generator& gen = torch::default_generator())
         : layers{linear<Emb, hidden>(gen), nn::gelu{}, linear<hidden, Emb>(gen)} {}  // braces: left to right
     /// Allocates the layers without drawing them, for weights that will be loaded.
     explicit feed_forward(skip_init_t)
         : layers{linear<Emb, hidden>(skip_init), nn::gelu{}, linear<hidden, Emb>(skip_init)} {}
 
+    /// `layers[2](gelu(layers[0](x)))`: `(..., Emb)` to `(..., Emb)`.
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x) const {
         return std::get<2>(layers)(std::get<1>(layers)(std::get<0>(layers)(x)));
@@ -51,6 +54,7 @@ public:
     void for_each_parameter(const std::string& prefix, F&& f) {
         visit(*this, prefix, f);
     }
+    /// The same names, on a const module: `f` gets each tensor as const.
     template <class F>
     void for_each_parameter(const std::string& prefix, F&& f) const {
         visit(*this, prefix, f);

@@ -45,18 +45,30 @@ namespace shaped::nn {
 template <GptConfig Config, template <class, class, class, class> class Attention = multi_head_attention>
 class gpt_model {
 public:
+    /// The configuration, `Config`.
     using config = Config;
+    /// The config's vocabulary axis, the logits' last axis.
     using vocab_size = typename Config::vocab_size;
+    /// The config's context_length axis, the longest input.
     using context_length = typename Config::context_length;
+    /// The config's embedding axis.
     using emb_dim = typename Config::emb_dim;
 
+    /// The token embeddings, `(vocab_size, emb_dim)`.
     embedding<vocab_size, emb_dim> tok_emb;
+    /// The position embeddings, `(context_length, emb_dim)`.
     embedding<context_length, emb_dim> pos_emb;
+    /// Dropout on the summed embeddings, `drop_rate`.
     nn::dropout drop_emb;
+    /// The `n_layers` transformer blocks, in order.
     std::array<transformer_block<Config, Attention>, Config::n_layers> trf_blocks;
+    /// The layer norm after the last block.
     layer_norm<emb_dim> final_norm;
+    /// The output head, `linear<emb_dim, vocab_size>` without bias: embeddings to logits.
     linear<emb_dim, vocab_size> out_head;
 
+    /// Draws every parameter from `gen`, in the book's order: with `torch::manual_seed(123)`, the
+    /// book's weights.
     explicit gpt_model(torch::generator& gen = torch::default_generator())
         : tok_emb(gen),
           pos_emb(gen),
@@ -72,15 +84,20 @@ public:
           trf_blocks(make_blocks(skip_init, std::make_index_sequence<Config::n_layers>{})),
           out_head(skip_init, false) {}
 
+    /// `module.train(mode)`: sets every dropout's mode.
     void train(bool mode = true) noexcept {
         drop_emb.train(mode);
         for (auto& block : trf_blocks) block.train(mode);
     }
+    /// `module.eval()`: turns every dropout off.
     void eval() noexcept { train(false); }
 
     /// The number of parameters (PyTorch's `sum(p.numel() for p in model.parameters())`).
     std::size_t parameter_count() const { return nn::parameter_count(*this); }
 
+    /// The forward pass, the book's `forward(in_idx)`: ids `(batch, num_tokens)` to logits
+    /// `(batch, num_tokens, vocab_size)`, the dropouts drawn from `gen` in training mode. Shapes and errors:
+    /// see the class.
     template <class Id, class Layout, Axis... X>
     auto operator()(const basic_tensor<Id, Layout, X...>& in_idx, torch::generator& gen = torch::default_generator()) const {
         constexpr bool rank_ok = sizeof...(X) == 2;
@@ -154,12 +171,13 @@ public:
     /// The number of tokens the caches hold: the position of the next token.
     std::size_t current_pos() const noexcept { return current_pos_; }
 
-    /// PyTorch's `state_dict()` names, each after `prefix`: `tok_emb.weight`, `pos_emb.weight`,
-    /// `trf_blocks.0.` ... each block's, `final_norm.scale`, `final_norm.shift`, `out_head.weight`.
+    /// PyTorch's `state_dict()` names, each after `prefix`: `tok_emb.weight`, `pos_emb.weight`, each block's
+    /// under `trf_blocks.0`, `trf_blocks.1` and on, `final_norm.scale`, `final_norm.shift`, `out_head.weight`.
     template <class F>
     void for_each_parameter(const std::string& prefix, F&& f) {
         visit(*this, prefix, f);
     }
+    /// The same names, on a const module: `f` gets each tensor as const.
     template <class F>
     void for_each_parameter(const std::string& prefix, F&& f) const {
         visit(*this, prefix, f);

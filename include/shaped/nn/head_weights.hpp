@@ -25,12 +25,17 @@ namespace shaped::nn {
 /// the out_proj of its `MultiHeadAttention` (listing 3.5).
 template <Axis DIn, Axis DOut, Axis ContextLength, Axis NumHeads>
 struct heads_with_out_proj {
+    /// Each head's width, `DOut / NumHeads`: `multi_head_attention`'s `head_dim`.
     using head_dim = typename multi_head_attention<DIn, DOut, ContextLength, NumHeads>::head_dim;
+    /// The `NumHeads` heads, `head_dim` wide each, joined back into `DOut`.
     multi_head_attention_wrapper<DIn, head_dim, ContextLength, NumHeads> wrapper;
+    /// The output projection after the heads, `linear<DOut, DOut>`.
     linear<DOut, DOut> out_proj;
 
+    /// `module.eval()`: turns the heads' dropout off.
     void eval() noexcept { wrapper.eval(); }
 
+    /// `out_proj(wrapper(x))`: `(batch, num_tokens, DIn)` to `(batch, num_tokens, DOut)`.
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x) const {
         return out_proj(wrapper(x));
@@ -47,8 +52,8 @@ inline void put_rows(const float* from, float* to, std::size_t first, std::size_
 }
 }  // namespace detail
 
-/// The loop-over-heads form of `mha`: head `h` gets rows `h*head_dim .. (h+1)*head_dim` of W_query, W_key
-/// and W_value (and of their biases); out_proj is copied. In evaluation mode both compute the same.
+/// The loop-over-heads form of `mha`: head `h` gets rows `h * head_dim` up to `(h + 1) * head_dim` of
+/// W_query, W_key and W_value (and of their biases); out_proj is copied. In evaluation mode both compute the same.
 ///
 /// Shapes: see `heads_with_out_proj`. Errors: none. Nothing is thrown. The dropout probability is copied;
 /// the result is in evaluation mode.

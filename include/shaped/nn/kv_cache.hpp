@@ -22,6 +22,7 @@ namespace shaped::nn {
 struct use_cache_t {
     explicit use_cache_t() = default;
 };
+/// The tag itself: `model(ids, shaped::nn::use_cache)`.
 inline constexpr use_cache_t use_cache{};
 
 /// The cached keys and values of one attention module, room for `ContextLength` tokens per sequence.
@@ -49,6 +50,8 @@ public:
     /// Forgets every token; the memory stays for the next sequence.
     void reset() noexcept { size_ = 0; }
 
+    /// Stores the new tokens' keys and values after the cached ones and gives back every cached key and
+    /// value, `(batch, NumHeads, cached<num_tokens>, HeadDim)`. Throws `shape_error` as the class says.
     template <class B, class T, class L>
     auto append(const basic_tensor<float, L, B, T, NumHeads, HeadDim>& keys,
                 const basic_tensor<float, L, B, T, NumHeads, HeadDim>& values) {

@@ -28,12 +28,17 @@ class layer_norm {
     static_assert(StaticAxis<Emb>, "shaped::nn::layer_norm<Emb>: the normalised axis is a static axis");
 
 public:
+    /// The normalised axis (PyTorch's `normalized_shape`).
     using normalized_shape = Emb;
+    /// Added to the variance under the square root: the book's `self.eps = 1e-5`.
     static constexpr float eps = 1e-5f;
 
+    /// `scale`: `(Emb)`, ones until trained or loaded.
     tensor<float, Emb> scale = ones<Emb>();
+    /// `shift`: `(Emb)`, zeros until trained or loaded.
     tensor<float, Emb> shift;
 
+    /// `scale * (x - mean) / sqrt(var + eps) + shift` over the last axis: `(..., Emb)` to `(..., Emb)`.
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x) const {
         constexpr std::size_t n = sizeof...(X);
@@ -57,6 +62,7 @@ public:
     void for_each_parameter(const std::string& prefix, F&& f) {
         visit(*this, prefix, f);
     }
+    /// The same names, on a const module: `f` gets each tensor as const.
     template <class F>
     void for_each_parameter(const std::string& prefix, F&& f) const {
         visit(*this, prefix, f);
@@ -74,6 +80,7 @@ private:
 ///
 /// Shapes: unchanged. Element type: float or double. Errors: none. Source: the book's `GELU` (chapter 4).
 struct gelu {
+    /// `shaped::gelu(x)`: the same shape.
     template <class V, class Layout, Axis... X>
     auto operator()(const basic_tensor<V, Layout, X...>& x) const {
         return shaped::gelu(x);

@@ -36,7 +36,9 @@ namespace shaped::nn {
 template <Axis In, Axis Out, class Value = float>
 class linear {
 public:
+    /// The input's last axis, `in_features`.
     using in_features = In;
+    /// The output's last axis, `out_features`.
     using out_features = Out;
 
     /// `weight`: `(out_features, in_features)`.
@@ -133,6 +135,7 @@ public:
     void for_each_parameter(const std::string& prefix, F&& f) {
         visit(*this, prefix, f);
     }
+    /// The same names, on a const module: `f` gets each tensor as const.
     template <class F>
     void for_each_parameter(const std::string& prefix, F&& f) const {
         visit(*this, prefix, f);

@@ -54,13 +54,26 @@ public:
     /// `self.head_dim = d_out // num_heads`.
     struct head_dim : quotient<"head_dim", DOut, NumHeads> {};
 
+    /// The queries' projection, `linear<DIn, DOut>` (biased under `qkv_bias`), split into heads by `view`.
     linear<DIn, DOut> W_query, W_key, W_value;
+    /// \var W_key
+    /// The keys' projection, as `W_query`.
+
+    /// \var W_value
+    /// The values' projection, as `W_query`.
+
+    /// Joins the heads' outputs: `linear<DOut, DOut>`, with bias.
     linear<DOut, DOut> out_proj;
+    /// Dropout on the attention weights.
     nn::dropout dropout;
+    /// The causal mask buffer: 1 above the diagonal, where a query would see a later key (`triu(ones, diagonal=1)`).
     tensor<float, ContextLength, ContextLength> mask;
     /// The keys and values of the tokens seen with `use_cache` (the book's `cache_k`, `cache_v`).
     kv_cache<NumHeads, head_dim, ContextLength> cache;
 
+    /// Draws W_query, W_key, W_value and out_proj from `gen`, in that order, the first three with biases
+    /// under `qkv_bias`; `dropout_p` is the attention weights' dropout. Throws `std::invalid_argument` for
+    /// `dropout_p` outside [0, 1].
     explicit multi_head_attention(double dropout_p, bool qkv_bias = false,
                                   torch::generator& gen = torch::default_generator())
         : W_query(gen, qkv_bias),
@@ -78,9 +91,13 @@ public:
           dropout(dropout_p),
           mask(triu<1>(ones<ContextLength, ContextLength>())) {}
 
+    /// `module.train(mode)`: sets the dropout's mode.
     void train(bool mode = true) noexcept { dropout.train(mode); }
+    /// `module.eval()`: turns the dropout off.
     void eval() noexcept { dropout.eval(); }
 
+    /// The forward pass, the book's `forward(x)`: `(batch, num_tokens, DIn)` to `(batch, num_tokens, DOut)`,
+    /// the dropout drawn from `gen` in training mode.
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x, torch::generator& gen = torch::default_generator()) const {
         if constexpr (DOut::extent % NumHeads::extent == 0 && detail::input_ok<3, DIn, ContextLength, X...>()) {
@@ -144,6 +161,7 @@ public:
     void for_each_parameter(const std::string& prefix, F&& f) {
         visit(*this, prefix, f);
     }
+    /// The same names, on a const module: `f` gets each tensor as const.
     template <class F>
     void for_each_parameter(const std::string& prefix, F&& f) const {
         visit(*this, prefix, f);

@@ -25,8 +25,8 @@ struct qkv_part : axis<"qkv_part", 3> {};
 ///
 /// Shapes: the call maps `(batch, num_tokens, DIn)` to `(batch, num_tokens, DOut)`, `batch` and `num_tokens`
 /// static or run-time, `num_tokens` declared within `ContextLength`. `qkv.weight` is `(qkv_dim, DIn)` where
-/// `qkv_dim` is the ordered product `(qkv_part=3, NumHeads, head_dim)`: `qkv(x).view<b, num_tokens, qkv_part,
-/// NumHeads, head_dim>()` compiles, and splitting it in another order (`num_heads` outermost, as
+/// `qkv_dim` is the ordered product `(qkv_part=3, NumHeads, head_dim)`: `qkv(x).view<batch, num_tokens,
+/// qkv_part, NumHeads, head_dim>()` compiles, and splitting it in another order (`num_heads` outermost, as
 /// `view(b, num_tokens, num_heads, 3, head_dim)` would in PyTorch, silently) does not. Inside, as the book's
 /// `multi_head_attention`. Element type: float.
 /// Errors: as `multi_head_attention`. Thrown: `std::invalid_argument` for a dropout outside [0, 1].
@@ -47,15 +47,22 @@ class multi_head_attention_combined_qkv {
                   "shaped::nn::multi_head_attention_combined_qkv: d_out must be divisible by num_heads");
 
 public:
+    /// `self.head_dim = d_out // num_heads`.
     struct head_dim : quotient<"head_dim", DOut, NumHeads> {};
     /// `3 * d_out`, as the ordered product `(qkv_part, num_heads, head_dim)`.
     struct qkv_dim : product<"qkv_dim", qkv_part, NumHeads, head_dim> {};
 
+    /// The combined projection, `linear<DIn, qkv_dim>` (biased under `qkv_bias`): queries, keys, values.
     linear<DIn, qkv_dim> qkv;
+    /// Joins the heads' outputs: `linear<DOut, DOut>`, with bias (the book's `out_proj`).
     linear<DOut, DOut> proj;
+    /// Dropout on the attention weights.
     nn::dropout dropout;
+    /// The causal mask buffer: 1 above the diagonal, where a query would see a later key (`triu(ones, diagonal=1)`).
     tensor<float, ContextLength, ContextLength> mask;
 
+    /// Draws qkv, then proj, from `gen`, qkv with a bias under `qkv_bias`; `dropout_p` is the attention
+    /// weights' dropout. Throws `std::invalid_argument` for `dropout_p` outside [0, 1].
     explicit multi_head_attention_combined_qkv(double dropout_p, bool qkv_bias = false,
                                                torch::generator& gen = torch::default_generator())
         : qkv(gen, qkv_bias), proj(gen), dropout(dropout_p), mask(triu<1>(ones<ContextLength, ContextLength>())) {}
@@ -64,9 +71,13 @@ public:
         : qkv(skip_init, qkv_bias), proj(skip_init), dropout(dropout_p),
           mask(triu<1>(ones<ContextLength, ContextLength>())) {}
 
+    /// `module.train(mode)`: sets the dropout's mode.
     void train(bool mode = true) noexcept { dropout.train(mode); }
+    /// `module.eval()`: turns the dropout off.
     void eval() noexcept { dropout.eval(); }
 
+    /// The forward pass, the notebook's `forward(x)`: `(batch, num_tokens, DIn)` to `(batch, num_tokens, DOut)`,
+    /// the dropout drawn from `gen` in training mode.
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x, torch::generator& gen = torch::default_generator()) const {
         if constexpr (DOut::extent % NumHeads::extent == 0 && detail::input_ok<3, DIn, ContextLength, X...>()) {
@@ -94,6 +105,7 @@ public:
     void for_each_parameter(const std::string& prefix, F&& f) {
         visit(*this, prefix, f);
     }
+    /// The same names, on a const module: `f` gets each tensor as const.
     template <class F>
     void for_each_parameter(const std::string& prefix, F&& f) const {
         visit(*this, prefix, f);

@@ -46,16 +46,22 @@ class multi_head_attention_sdpa {
                   "shaped::nn::multi_head_attention_sdpa: d_out must be divisible by num_heads");
 
 public:
+    /// `self.head_dim = d_out // num_heads`.
     struct head_dim : quotient<"head_dim", DOut, NumHeads> {};
     /// `3 * d_out`, as the ordered product `(qkv_part, num_heads, head_dim)`.
     struct qkv_dim : product<"qkv_dim", qkv_part, NumHeads, head_dim> {};
 
+    /// The combined projection, `linear<DIn, qkv_dim>` (biased under `qkv_bias`): queries, keys, values.
     linear<DIn, qkv_dim> qkv;
+    /// Joins the heads' outputs: `linear<DOut, DOut>`, with bias (the book's `out_proj`).
     linear<DOut, DOut> proj;
     /// The dropout probability (the notebook's `self.dropout`), applied by the kernel in training mode: only 0 is.
     double dropout;
+    /// The keys and values of the tokens seen with `use_cache` (the book's `cache_k`, `cache_v`).
     kv_cache<NumHeads, head_dim, ContextLength> cache;
 
+    /// Draws qkv, then proj, from `gen`, qkv with a bias under `qkv_bias`. Throws `std::invalid_argument`
+    /// for `dropout_p` outside [0, 1].
     explicit multi_head_attention_sdpa(double dropout_p, bool qkv_bias = false,
                                        torch::generator& gen = torch::default_generator())
         : qkv(gen, qkv_bias), proj(gen), dropout(checked_p(dropout_p)) {}
@@ -63,10 +69,15 @@ public:
     multi_head_attention_sdpa(skip_init_t, double dropout_p, bool qkv_bias = false)
         : qkv(skip_init, qkv_bias), proj(skip_init), dropout(checked_p(dropout_p)) {}
 
+    /// `module.train(mode)`.
     void train(bool mode = true) noexcept { training_ = mode; }
+    /// `module.eval()`: what the call needs when `dropout` is above 0.
     void eval() noexcept { training_ = false; }
+    /// Whether the module is in training mode (`module.training`).
     bool training() const noexcept { return training_; }
 
+    /// The forward pass, the notebook's `forward(x)`: `(batch, num_tokens, DIn)` to `(batch, num_tokens, DOut)`.
+    /// Throws `std::invalid_argument` in training mode when `dropout` is above 0 (the fused kernel has no dropout).
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x, torch::generator& = torch::default_generator()) const {
         if constexpr (DOut::extent % NumHeads::extent == 0 && detail::input_ok<3, DIn, ContextLength, X...>()) {
@@ -112,6 +123,7 @@ public:
         qkv.for_each_parameter(prefix + "qkv.", f);
         proj.for_each_parameter(prefix + "proj.", f);
     }
+    /// The same names, on a const module: `f` gets each tensor as const.
     template <class F>
     void for_each_parameter(const std::string& prefix, F&& f) const {
         qkv.for_each_parameter(prefix + "qkv.", f);

@@ -37,18 +37,26 @@ class multi_head_attention_wrapper {
                   "at run time");
 
 public:
+    /// One head: `causal_attention<DIn, HeadOut, ContextLength>`.
     using head_type = causal_attention<DIn, HeadOut, ContextLength>;
+    /// The heads, in order (the book's `nn.ModuleList`).
     std::array<head_type, NumHeads::extent> heads;
 
+    /// Draws each head's parameters from `gen`, head 0 first, with biases under `qkv_bias`; `dropout_p` is
+    /// each head's dropout. Throws `std::invalid_argument` for `dropout_p` outside [0, 1].
     explicit multi_head_attention_wrapper(double dropout_p, bool qkv_bias = false,
                                           torch::generator& gen = torch::default_generator())
         : heads(make_heads(dropout_p, qkv_bias, gen, std::make_index_sequence<NumHeads::extent>{})) {}
 
+    /// `module.train(mode)`: sets every head's dropout mode.
     void train(bool mode = true) noexcept {
         for (auto& h : heads) h.train(mode);
     }
+    /// `module.eval()`: turns every head's dropout off.
     void eval() noexcept { train(false); }
 
+    /// The forward pass: each head on `x`, in order (so the dropout draws come in PyTorch's order), their
+    /// outputs joined on the last axis by `cat<-1>`.
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x, torch::generator& gen = torch::default_generator()) const {
         return [&]<std::size_t... H>(std::index_sequence<H...>) {
@@ -72,6 +80,7 @@ public:
     void for_each_parameter(const std::string& prefix, F&& f) {
         visit(*this, prefix, f);
     }
+    /// The same names, on a const module: `f` gets each tensor as const.
     template <class F>
     void for_each_parameter(const std::string& prefix, F&& f) const {
         visit(*this, prefix, f);

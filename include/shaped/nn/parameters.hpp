@@ -25,6 +25,7 @@ enum class entry_kind { parameter, buffer };
 struct skip_init_t {
     explicit skip_init_t() = default;
 };
+/// The tag itself: `gpt_model<gpt2_124m> model(shaped::nn::skip_init);`.
 inline constexpr skip_init_t skip_init{};
 
 /// A module: something with parameters under PyTorch's names. `m.for_each_parameter(prefix, f)` calls

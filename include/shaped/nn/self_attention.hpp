@@ -167,11 +167,20 @@ constexpr bool input_ok() {
 template <Axis DIn, Axis DOut>
 class self_attention_v1 {
 public:
+    /// The queries' projection, `(DIn, DOut)`, uniform on [0, 1) (`torch.rand`).
     tensor<float, DIn, DOut> W_query, W_key, W_value;
+    /// \var W_key
+    /// The keys' projection, as `W_query`.
 
+    /// \var W_value
+    /// The values' projection, as `W_query`.
+
+    /// Draws W_query, W_key and W_value from `gen`, in that order.
     explicit self_attention_v1(torch::generator& gen = torch::default_generator())
         : W_query(torch::rand<DIn, DOut>(gen)), W_key(torch::rand<DIn, DOut>(gen)), W_value(torch::rand<DIn, DOut>(gen)) {}
 
+    /// The forward pass, `softmax(queries @ keys.T / sqrt(d_out)) @ values`: `(num_tokens, DIn)` to
+    /// `(num_tokens, DOut)`.
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x) const {
         if constexpr (detail::input_ok<2, DIn, void, X...>()) {
@@ -192,6 +201,7 @@ public:
     void for_each_parameter(const std::string& prefix, F&& f) {
         visit(*this, prefix, f);
     }
+    /// The same names, on a const module: `f` gets each tensor as const.
     template <class F>
     void for_each_parameter(const std::string& prefix, F&& f) const {
         visit(*this, prefix, f);
@@ -217,11 +227,20 @@ private:
 template <Axis DIn, Axis DOut>
 class self_attention_v2 {
 public:
+    /// The queries' projection, `linear<DIn, DOut>`, with a bias under `qkv_bias`.
     linear<DIn, DOut> W_query, W_key, W_value;
+    /// \var W_key
+    /// The keys' projection, as `W_query`.
 
+    /// \var W_value
+    /// The values' projection, as `W_query`.
+
+    /// Draws W_query, W_key and W_value from `gen`, in that order, with biases under `qkv_bias`.
     explicit self_attention_v2(bool qkv_bias = false, torch::generator& gen = torch::default_generator())
         : W_query(gen, qkv_bias), W_key(gen, qkv_bias), W_value(gen, qkv_bias) {}
 
+    /// The forward pass, `softmax(queries @ keys.T / sqrt(d_out)) @ values`: `(num_tokens, DIn)` to
+    /// `(num_tokens, DOut)`.
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x) const {
         if constexpr (detail::input_ok<2, DIn, void, X...>()) {
@@ -242,6 +261,7 @@ public:
     void for_each_parameter(const std::string& prefix, F&& f) {
         visit(*this, prefix, f);
     }
+    /// The same names, on a const module: `f` gets each tensor as const.
     template <class F>
     void for_each_parameter(const std::string& prefix, F&& f) const {
         visit(*this, prefix, f);

@@ -37,24 +37,35 @@ class transformer_block {
     using emb = typename Config::emb_dim;
 
 public:
+    /// The attention, `Attention<emb_dim, emb_dim, context_length, n_heads>`, dropout `drop_rate`.
     Attention<emb, emb, typename Config::context_length, typename Config::n_heads> att;
+    /// The feed-forward network.
     feed_forward<emb> ff;
+    /// The layer norm before the attention.
     layer_norm<emb> norm1;
+    /// The layer norm before the feed-forward network.
     layer_norm<emb> norm2;
+    /// Dropout on each branch's output before the shortcut adds it back, `drop_rate`.
     nn::dropout drop_shortcut;
 
+    /// Draws `att`'s parameters, then `ff`'s, from `gen` (the norms start as ones and zeros). Throws
+    /// `std::invalid_argument` for a `drop_rate` outside [0, 1].
     explicit transformer_block(torch::generator& gen = torch::default_generator())
         : att(Config::drop_rate, Config::qkv_bias, gen), ff(gen), drop_shortcut(Config::drop_rate) {}
     /// Allocates the weights without drawing them, for weights that will be loaded.
     explicit transformer_block(skip_init_t)
         : att(skip_init, Config::drop_rate, Config::qkv_bias), ff(skip_init), drop_shortcut(Config::drop_rate) {}
 
+    /// `module.train(mode)`: sets the attention's and the shortcut's dropout mode.
     void train(bool mode = true) noexcept {
         att.train(mode);
         drop_shortcut.train(mode);
     }
+    /// `module.eval()`: turns every dropout off.
     void eval() noexcept { train(false); }
 
+    /// The forward pass, the book's `forward(x)`: `(batch, num_tokens, emb_dim)` to the same, the dropouts
+    /// drawn from `gen` in training mode.
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x, torch::generator& gen = torch::default_generator()) const {
         constexpr std::size_t n = sizeof...(X);
@@ -95,6 +106,7 @@ public:
     void for_each_parameter(const std::string& prefix, F&& f) {
         visit(*this, prefix, f);
     }
+    /// The same names, on a const module: `f` gets each tensor as const.
     template <class F>
     void for_each_parameter(const std::string& prefix, F&& f) const {
         visit(*this, prefix, f);

@@ -214,6 +214,8 @@ auto cat(const hana::tuple<Parts...>& parts) {
     (std::make_index_sequence<sizeof...(Parts)>{});
 }
 
+/// The parts as a `std::array`, for a loop over heads: `cat<-1>(outputs)`. After a failed shape check
+/// in the parts, no further errors (see `diag::failed_shape_check`).
 template <int Dim, class Part, std::size_t N>
 auto cat(const std::array<Part, N>& parts) {
     static_assert(N >= 1, "shaped::cat<Dim>(tensors): needs at least one tensor");

@@ -73,18 +73,21 @@ auto operator+(const basic_tensor<Value, LA, A...>& a, const basic_tensor<ValueB
         return x + y;
     });
 }
+/// Elementwise `a - b`: shapes, errors and broadcasting as `operator+`.
 template <class Value, class ValueB, class LA, class LB, Axis... A, Axis... B>
 auto operator-(const basic_tensor<Value, LA, A...>& a, const basic_tensor<ValueB, LB, B...>& b) {
     return detail::broadcast_apply("operator-(a, b)", a, b, [](const auto& x, const auto& y) {
         return x - y;
     });
 }
+/// Elementwise `a * b`: shapes, errors and broadcasting as `operator+`.
 template <class Value, class ValueB, class LA, class LB, Axis... A, Axis... B>
 auto operator*(const basic_tensor<Value, LA, A...>& a, const basic_tensor<ValueB, LB, B...>& b) {
     return detail::broadcast_apply("operator*(a, b)", a, b, [](const auto& x, const auto& y) {
         return x * y;
     });
 }
+/// Elementwise `a / b`: shapes, errors and broadcasting as `operator+`.
 template <class Value, class ValueB, class LA, class LB, Axis... A, Axis... B>
 auto operator/(const basic_tensor<Value, LA, A...>& a, const basic_tensor<ValueB, LB, B...>& b) {
     return detail::broadcast_apply("operator/(a, b)", a, b, [](const auto& x, const auto& y) {
@@ -194,6 +197,7 @@ template <class X>
 double max_abs_diff(const X&, diag::failed_shape_check) {
     return 0;
 }
+/// After a failed shape check, no further errors (see `diag::failed_shape_check`).
 template <Tensor X>
 double max_abs_diff(diag::failed_shape_check, const X&) {
     return 0;

@@ -341,6 +341,7 @@ template <class X>
 diag::failed_shape_check matmul(diag::failed_shape_check, const X&) {
     return {};
 }
+/// After a failed shape check, no further errors (see `diag::failed_shape_check`).
 template <Tensor X>
 diag::failed_shape_check matmul(const X&, diag::failed_shape_check) {
     return {};

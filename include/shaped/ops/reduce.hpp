@@ -288,6 +288,7 @@ template <Axis A, class V, class L, Axis... X>
 auto sum(const basic_tensor<V, L, X...>& x) {
     return detail::reduce_named<detail::reduction::sum, false, A>(x);
 }
+/// With `keepdim`: the reduced axis stays, as `reduced<A>` of extent 1 (PyTorch's `keepdim=True`).
 template <Axis A, class V, class L, Axis... X>
 auto sum(const basic_tensor<V, L, X...>& x, keepdim_t) {
     return detail::reduce_named<detail::reduction::sum, true, A>(x);
@@ -309,6 +310,7 @@ template <Axis A, class V, class L, Axis... X>
 auto mean(const basic_tensor<V, L, X...>& x) {
     return detail::reduce_named<detail::reduction::mean, false, A>(x);
 }
+/// With `keepdim`: the reduced axis stays, as `reduced<A>` of extent 1 (PyTorch's `keepdim=True`).
 template <Axis A, class V, class L, Axis... X>
 auto mean(const basic_tensor<V, L, X...>& x, keepdim_t) {
     return detail::reduce_named<detail::reduction::mean, true, A>(x);
@@ -332,6 +334,7 @@ template <Axis A, class V, class L, Axis... X>
 auto var(const basic_tensor<V, L, X...>& x, bool unbiased = true) {
     return detail::reduce_named<detail::reduction::var, false, A>(x, unbiased);
 }
+/// With `keepdim`: the reduced axis stays, as `reduced<A>` of extent 1 (PyTorch's `keepdim=True`).
 template <Axis A, class V, class L, Axis... X>
 auto var(const basic_tensor<V, L, X...>& x, keepdim_t, bool unbiased = true) {
     return detail::reduce_named<detail::reduction::var, true, A>(x, unbiased);
@@ -352,6 +355,7 @@ template <Axis A, class V, class L, Axis... X>
 auto max(const basic_tensor<V, L, X...>& x) {
     return detail::reduce_named<detail::reduction::max, false, A>(x);
 }
+/// With `keepdim`: the reduced axis stays, as `reduced<A>` of extent 1 (PyTorch's `keepdim=True`).
 template <Axis A, class V, class L, Axis... X>
 auto max(const basic_tensor<V, L, X...>& x, keepdim_t) {
     return detail::reduce_named<detail::reduction::max, true, A>(x);
@@ -374,6 +378,7 @@ template <Axis A, class V, class L, Axis... X>
 auto argmax(const basic_tensor<V, L, X...>& x) {
     return detail::reduce_named<detail::reduction::argmax, false, A>(x);
 }
+/// With `keepdim`: the reduced axis stays, as `reduced<A>` of extent 1 (PyTorch's `keepdim=True`).
 template <Axis A, class V, class L, Axis... X>
 auto argmax(const basic_tensor<V, L, X...>& x, keepdim_t) {
     return detail::reduce_named<detail::reduction::argmax, true, A>(x);

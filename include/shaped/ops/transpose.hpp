@@ -143,6 +143,7 @@ auto contiguous(const basic_tensor<Value, Layout, Axes...>& x) {
         return out;
     }
 }
+/// On a temporary: its elements, moved when it is contiguous, copied row-major once when it is strided.
 template <class Value, class Layout, Axis... Axes>
 auto contiguous(basic_tensor<Value, Layout, Axes...>&& x) {
     const auto e = x.shape;

@@ -27,10 +27,14 @@ namespace shaped::torch {
 /// Example: `shaped::torch::generator g(1223); auto q = shaped::torch::rand<batch, num_tokens, d_out>(g);`
 class generator {
 public:
+    /// PyTorch's default seed, `c10::detail::default_rng_seed_val`.
     static constexpr std::uint64_t default_seed = 67280421310721ULL;
 
+    /// A stream seeded with the low 32 bits of `seed`, as `torch.Generator().manual_seed(seed)`.
     explicit generator(std::uint64_t seed = default_seed) : engine_(static_cast<std::uint32_t>(seed)) {}
+    /// The same stream state as `other` (and its cached normal value), with a mutex of its own.
     generator(const generator& other) : engine_(other.state().first), next_normal_(other.state().second) {}
+    /// Takes `other`'s stream state and cached normal value; keeps its own mutex.
     generator& operator=(const generator& other) {
         if (this != &other) {
             const auto [engine, next] = other.state();
@@ -146,11 +150,13 @@ tensor<float, Axes...> rand(const extents<Axes...>& shape, generator& gen = defa
     uniform_(t, 0.0, 1.0, gen);
     return t;
 }
+/// From `gen`, the run-time extents as numbers: `torch::rand<batch, num_tokens, d_in>(g, 2, n)`.
 template <Axis... Axes, shaped::detail::extent_number... N>
     requires(sizeof...(N) == extents<Axes...>::rank_dynamic)
 tensor<float, Axes...> rand(generator& gen, N... n) {
     return rand(extents<Axes...>::checked("torch::rand", n...), gen);
 }
+/// From the default generator, the run-time extents as numbers: `torch::rand<batch, num_tokens, d_in>(2, n)`.
 template <Axis... Axes, shaped::detail::extent_number... N>
     requires(sizeof...(N) == extents<Axes...>::rank_dynamic)
 tensor<float, Axes...> rand(N... n) {
@@ -167,11 +173,13 @@ tensor<float, Axes...> ones(N... n) {
     std::fill_n(t.data(), t.numel(), 1.0f);
     return t;
 }
+/// `torch.zeros(*size)`: float32 zeros, the run-time extents given as for `rand`.
 template <Axis... Axes, shaped::detail::extent_number... N>
     requires(sizeof...(N) == extents<Axes...>::rank_dynamic)
 tensor<float, Axes...> zeros(N... n) {
     return tensor<float, Axes...>(extents<Axes...>::checked("torch::zeros", n...));
 }
+/// `torch.empty(*size)`: float32, elements unset, the run-time extents given as for `rand`.
 template <Axis... Axes, shaped::detail::extent_number... N>
     requires(sizeof...(N) == extents<Axes...>::rank_dynamic)
 tensor<float, Axes...> empty(N... n) {

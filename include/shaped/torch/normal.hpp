@@ -104,11 +104,13 @@ tensor<float, Axes...> randn(const extents<Axes...>& shape, generator& gen = def
     normal_(t, 0.0, 1.0, gen);
     return t;
 }
+/// From `gen`, the run-time extents as numbers: `torch::randn<batch, num_tokens, d_in>(g, 2, n)`.
 template <Axis... Axes, shaped::detail::extent_number... N>
     requires(sizeof...(N) == extents<Axes...>::rank_dynamic)
 tensor<float, Axes...> randn(generator& gen, N... n) {
     return randn(extents<Axes...>::checked("torch::randn", n...), gen);
 }
+/// From the default generator, the run-time extents as numbers: `torch::randn<batch, num_tokens, d_in>(2, n)`.
 template <Axis... Axes, shaped::detail::extent_number... N>
     requires(sizeof...(N) == extents<Axes...>::rank_dynamic)
 tensor<float, Axes...> randn(N... n) {
