@@ -7,6 +7,28 @@
 /// `<shaped/nn/multi_head_attention_sdpa.hpp>` bring its kernel, whose SIMD intrinsics cost every
 /// translation unit that includes them about a second of compile time at -O2.
 
+/// \namespace shaped
+/// Tensors whose axes, names and extents, are part of their type (`tensor<float, batch, num_tokens, d_out>`),
+/// and the ops on them, each named after its PyTorch function (`view`, `transpose`, `matmul`, `softmax`,
+/// `masked_fill`, `cat`, `split`, ...), which check shapes at compile time. The tutorial: docs/.
+///
+/// \namespace shaped::nn
+/// The book's layers and modules (chapters 3 and 4): `linear`, `dropout`, `embedding`, `layer_norm`, the
+/// attention modules, `feed_forward`, `transformer_block`, `gpt_model`, with PyTorch's member names, creation
+/// order and `state_dict` names.
+///
+/// \namespace shaped::torch
+/// PyTorch's compatibility layer: the random streams of `torch.manual_seed`, `torch.rand`, `torch.randn` and
+/// the layers' initialisation, bit for bit PyTorch 1.13's, and PyTorch's printing of tensors.
+///
+/// \namespace shaped::io
+/// Weights from files: safetensors and `.npy` readers and writers, strict `load_state_dict`, and Hugging
+/// Face's GPT-2 layout.
+///
+/// \namespace shaped::diag
+/// The words of shaped's compile errors: each failed shape check names its operation's roles (`in_features`,
+/// `input_last`, ...) in the type the compiler prints beside the message (docs/10-reading-errors.md).
+
 // The core first: a shape error in an op is then reported through tensor.hpp rather than through a
 // module's header, which makes every diagnostic's include chain a line shorter.
 #include "axis.hpp"
