@@ -11,6 +11,7 @@
 /// Run time (data from outside): `shaped::shape_error`, whose message names expected and actual shapes.
 
 #include <cstddef>
+#include <cstdlib>
 #include <ostream>
 #include <type_traits>
 #include <sstream>
@@ -110,12 +111,72 @@ struct value_axes {};
 /// What an op returns when one of its shape checks failed, so that the failed `static_assert` is the
 /// only error at the call (not "variable has incomplete type void" after it), and so that the calls
 /// chained after it (`q.view<...>().transpose<1, 2>()`, the book's style) add no errors of their own.
+///
+/// User code that consumes the result adds no error either: `x.shape[i]`, `x.storage()` (indexed, iterated),
+/// `x.sum<A>()` and the other members, `y += x` and `x += y`, and converting it to a tensor type
+/// (`tensor<float, batch, d_out> y = x;`, `y = x;`).
 struct failed_shape_check {
-    /// Stands in for `x.shape` (prints nothing).
+    /// Stands in for `x.shape` (prints nothing; every extent is 0).
     struct no_shape {
+        /// Stands in for `x.shape[i]`.
+        std::size_t operator[](std::size_t) const { return 0; }
         /// Prints nothing.
         friend std::ostream& operator<<(std::ostream& os, no_shape) { return os; }
     } shape;  ///< Stands in for `x.shape`.
+    /// Stands in for `x.storage()`: no elements.
+    struct no_storage {
+        /// Stands in for `x.storage()[i]`.
+        float operator[](std::size_t) const { return 0; }
+        /// Stands in for `x.storage().data()`.
+        const float* data() const { return nullptr; }
+        /// Stands in for `x.storage().size()`: 0.
+        std::size_t size() const { return 0; }
+        /// An empty range.
+        const float* begin() const { return nullptr; }
+        /// An empty range.
+        const float* end() const { return nullptr; }
+    };
+    /// Stands in for `x.storage()`.
+    no_storage storage() const { return {}; }
+    /// Stands in for `x.buffer()`.
+    no_storage buffer() const { return {}; }
+    /// Stands in for a conversion to a tensor type, `tensor<float, A, B> y = x;` or `y = x;`: never
+    /// called, since the program does not compile.
+    template <class T>
+        requires requires { typename T::extents_type; typename T::value_type; }
+    [[noreturn]] operator T() const { std::abort(); }
+    /// Stands in for `x.select<A>(i)`.
+    template <class...> failed_shape_check select(std::ptrdiff_t) const { return {}; }
+    /// Stands in for `x.materialized()`.
+    failed_shape_check materialized() const { return {}; }
+    /// Stands in for the reductions named by axis: `x.sum<A>()`, `mean`, `var`, `max`, `argmax`.
+    template <class, class... K> failed_shape_check sum(K...) const { return {}; }
+    /// Stands in for `x.sum<dim>()`.
+    template <int, class... K> failed_shape_check sum(K...) const { return {}; }
+    /// Stands in for `x.mean<A>()`.
+    template <class, class... K> failed_shape_check mean(K...) const { return {}; }
+    /// Stands in for `x.mean<dim>()`.
+    template <int, class... K> failed_shape_check mean(K...) const { return {}; }
+    /// Stands in for `x.var<A>()`.
+    template <class, class... K> failed_shape_check var(K...) const { return {}; }
+    /// Stands in for `x.var<dim>()`.
+    template <int, class... K> failed_shape_check var(K...) const { return {}; }
+    /// Stands in for `x.max<A>()`.
+    template <class, class... K> failed_shape_check max(K...) const { return {}; }
+    /// Stands in for `x.max<dim>()`.
+    template <int, class... K> failed_shape_check max(K...) const { return {}; }
+    /// Stands in for `x.argmax<A>()`.
+    template <class, class... K> failed_shape_check argmax(K...) const { return {}; }
+    /// Stands in for `x.argmax<dim>()`.
+    template <int, class... K> failed_shape_check argmax(K...) const { return {}; }
+    /// Stands in for `x += y`.
+    template <class X> failed_shape_check& operator+=(const X&) { return *this; }
+    /// Stands in for `x -= y`.
+    template <class X> failed_shape_check& operator-=(const X&) { return *this; }
+    /// Stands in for `x *= y`.
+    template <class X> failed_shape_check& operator*=(const X&) { return *this; }
+    /// Stands in for `x /= y`.
+    template <class X> failed_shape_check& operator/=(const X&) { return *this; }
     /// Stands in for `x.view<...>()`.
     template <class...> failed_shape_check view() const { return {}; }
     /// Stands in for `x.reshape<...>()`.
@@ -182,6 +243,23 @@ failed_shape_check operator*(const X&, failed_shape_check) { return {}; }
 template <class X>
     requires(!std::is_same_v<X, failed_shape_check>)
 failed_shape_check operator/(const X&, failed_shape_check) { return {}; }
+
+/// After a failed shape check, no further errors: `y += x` for a failed `x`.
+template <class X>
+    requires(!std::is_same_v<X, failed_shape_check>)
+X& operator+=(X& y, failed_shape_check) { return y; }
+/// After a failed shape check, no further errors: `y -= x` for a failed `x`.
+template <class X>
+    requires(!std::is_same_v<X, failed_shape_check>)
+X& operator-=(X& y, failed_shape_check) { return y; }
+/// After a failed shape check, no further errors: `y *= x` for a failed `x`.
+template <class X>
+    requires(!std::is_same_v<X, failed_shape_check>)
+X& operator*=(X& y, failed_shape_check) { return y; }
+/// After a failed shape check, no further errors: `y /= x` for a failed `x`.
+template <class X>
+    requires(!std::is_same_v<X, failed_shape_check>)
+X& operator/=(X& y, failed_shape_check) { return y; }
 
 /// The condition of every shaped `static_assert`: true when `Ok`; the `Context` types only exist to be
 /// printed by the compiler when it is false.

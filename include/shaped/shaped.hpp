@@ -2,8 +2,8 @@
 #define SHAPED_SHAPED_HPP
 
 /// \file
-/// The whole library: axes, tensors, ops, `nn::linear`, and PyTorch compatibility (random stream,
-/// printing), but for the fused attention: `<shaped/ops/scaled_dot_product_attention.hpp>` and
+/// The whole library: axes, tensors, ops, the concepts for modules of one's own (`TensorOf`,
+/// `LastAxis`), `nn::linear`, and PyTorch compatibility (random stream, printing), but for the fused attention: `<shaped/ops/scaled_dot_product_attention.hpp>` and
 /// `<shaped/nn/multi_head_attention_sdpa.hpp>` bring its kernel, whose SIMD intrinsics cost every
 /// translation unit that includes them about a second of compile time at -O2.
 
@@ -35,6 +35,7 @@
 #include "diagnostics.hpp"
 #include "shape.hpp"
 #include "tensor.hpp"
+#include "tensor_of.hpp"
 
 #include "nn/causal_attention.hpp"
 #include "nn/dropout.hpp"

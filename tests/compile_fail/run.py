@@ -4,11 +4,13 @@
 A case is one .cpp file whose bad line(s) sit behind `#ifdef SHAPE_BUG` and whose comments state
   // expect-error: <text that the first error line must contain>
   // expect-context: <text that must appear somewhere in the compiler's output>   (optional, repeatable)
+  // expect-errors: <N>   (optional: exactly N lines report an error, so later uses add none)
 For every compiler given, the runner checks:
   1. the file without SHAPE_BUG compiles (the twin: a typo cannot pass as a success);
   2. with -DSHAPE_BUG it fails;
   3. the first line that reports an error contains the expect-error text (our message comes first);
-  4. every expect-context text appears in the output (axes and extents are named).
+  4. every expect-context text appears in the output (axes and extents are named);
+  5. with expect-errors, the number of error lines.
 Usage: run.py --cxx g++ --cxx clang++ [--flag=-I...] case.cpp
 """
 import argparse
@@ -58,6 +60,10 @@ def check(cxx, flags, case):
     if errors[0] not in first:
         problems.append(f"[{cxx}] the first error does not contain the expected text\n"
                         f"  expected: {errors[0]}\n  first error: {first}\n--- output ---\n{out}")
+    count = re.search(r"^//\s*expect-errors:\s*(\d+)\s*$", source, re.M)
+    errors_seen = sum(1 for line in out.splitlines() if re.search(r"\berror:", line))
+    if count and errors_seen != int(count.group(1)):
+        problems.append(f"[{cxx}] {errors_seen} error lines, expected {count.group(1)}\n--- output ---\n{out}")
     for text in contexts:
         if text not in out:
             problems.append(f"[{cxx}] the output does not name '{text}'\n--- output ---\n{out}")
