@@ -10,6 +10,8 @@ import subprocess
 import sys
 import tempfile
 
+from consumer import prints_expected, stage_install
+
 HERE = pathlib.Path(__file__).resolve().parent
 
 
@@ -20,8 +22,7 @@ def main():
         return 1
     with tempfile.TemporaryDirectory() as tmp:
         stage = pathlib.Path(tmp) / "stage"
-        subprocess.run(["meson", "install", "-C", build, "--destdir", str(stage), "--no-rebuild", "--quiet"],
-                       check=True)
+        stage_install(build, stage)
         configs = list(stage.rglob("shapedConfig.cmake"))
         if len(configs) != 1 or not (configs[0].parent / "shapedConfigVersion.cmake").exists():
             print(f"expected one installed shapedConfig.cmake beside its version file, found {configs}")
@@ -42,9 +43,7 @@ def main():
         if run.returncode != 0:
             print("the CMake project did not build:\n" + run.stdout + run.stderr)
             return 1
-        out = subprocess.run([str(project / "consumer")], check=True, capture_output=True, text=True).stdout
-        if out != pathlib.Path(expected).read_text():
-            print("the program built by CMake against the installed package printed something else:\n" + out)
+        if not prints_expected(project / "consumer", expected, "by CMake against the installed package"):
             return 1
     print("find_package(shaped) and shaped::shaped build the example; its output matches")
     return 0

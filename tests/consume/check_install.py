@@ -10,11 +10,13 @@ import subprocess
 import sys
 import tempfile
 
+from consumer import prints_expected, stage_install
+
 
 def main():
     build, program, expected, cxx = sys.argv[1:]
     with tempfile.TemporaryDirectory() as stage:
-        subprocess.run(["meson", "install", "-C", build, "--destdir", stage, "--no-rebuild", "--quiet"], check=True)
+        stage_install(build, stage)
         pcs = list(pathlib.Path(stage).rglob("shaped.pc"))
         if len(pcs) != 1:
             print(f"expected one installed shaped.pc, found {pcs}")
@@ -27,9 +29,7 @@ def main():
             return 1
         exe = pathlib.Path(stage) / "consumer"
         subprocess.run([cxx, "-std=c++20", program, *flags, "-o", str(exe)], check=True)
-        out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
-        if out != pathlib.Path(expected).read_text():
-            print("the program built against the installed headers printed something else:\n" + out)
+        if not prints_expected(exe, expected, "against the installed headers"):
             return 1
     print("installed headers and shaped.pc build the example; its output matches")
     return 0

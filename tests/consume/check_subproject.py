@@ -12,6 +12,8 @@ import subprocess
 import sys
 import tempfile
 
+from consumer import prints_expected
+
 MESON_BUILD = """project('consumer', 'cpp', default_options : ['cpp_std=c++20'])
 executable('consumer', 'program.cpp', dependencies : dependency('shaped'))
 """
@@ -45,9 +47,7 @@ def main():
         if run.returncode != 0:
             print("the consumer did not build:\n" + run.stdout + run.stderr)
             return 1
-        out = subprocess.run([str(build / "consumer")], check=True, capture_output=True, text=True).stdout
-        if out != pathlib.Path(expected).read_text():
-            print("the program built with shaped as a subproject printed something else:\n" + out)
+        if not prints_expected(build / "consumer", expected, "with shaped as a subproject"):
             return 1
     print("dependency('shaped') from a subproject builds the example alone; its output matches")
     return 0

@@ -43,30 +43,9 @@ def _site_path(repo_path, docs):
     return f"source/{rel}" if repo_path.suffix == ".md" else f"source/{rel}.md"
 
 
-def _targets(text, repo_dir, root):
-    """The existing files and directories under the root that the Markdown text links to, outside code."""
-    for target in _links_outside_code(text):
-        path = (repo_dir / target).resolve()
-        if path.exists() and path.is_relative_to(root):
-            yield path
-
-
-def _links_outside_code(text):
-    in_fence = None
-    for line in text.splitlines():
-        m = FENCE.match(line)
-        if m:
-            in_fence = None if in_fence and m.group(1).startswith(in_fence) else (in_fence or m.group(1))
-            continue
-        if in_fence is None:
-            for link in LINK.finditer(line):
-                if "://" not in link.group(2) and not link.group(2).startswith("mailto:"):
-                    yield link.group(2)
-
-
-def _rewrite(text, repo_dir, site_dir, root, docs):
-    """The links of a page at site path site_dir (a directory), written for repo_dir, made to point at the
-    site's pages."""
+def _map_links(text, repo_dir, root, fn):
+    """The text with each link outside code blocks that names an existing file or directory under the root
+    replaced by fn(link match, resolved path); other links and code blocks are left as they are."""
     out, in_fence = [], None
     for line in text.splitlines(keepends=True):
         m = FENCE.match(line)
@@ -80,11 +59,26 @@ def _rewrite(text, repo_dir, site_dir, root, docs):
                 path = (repo_dir / target).resolve()
                 if not (path.exists() and path.is_relative_to(root)):
                     return link.group(0)
-                new = os.path.relpath(_site_path(path, docs), site_dir)
-                return f"{link.group(1)}{pathlib.Path(new).as_posix()}{link.group(3) or ''}{link.group(4)}"
+                return fn(link, path)
             line = LINK.sub(repl, line)
         out.append(line)
     return "".join(out)
+
+
+def _targets(text, repo_dir, root):
+    """The existing files and directories under the root that the Markdown text links to, outside code."""
+    found = []
+    _map_links(text, repo_dir, root, lambda link, path: found.append(path) or link.group(0))
+    return found
+
+
+def _rewrite(text, repo_dir, site_dir, root, docs):
+    """The links of a page at site path site_dir (a directory), written for repo_dir, made to point at the
+    site's pages."""
+    def to_site(link, path):
+        new = pathlib.Path(os.path.relpath(_site_path(path, docs), site_dir)).as_posix()
+        return f"{link.group(1)}{new}{link.group(3) or ''}{link.group(4)}"
+    return _map_links(text, repo_dir, root, to_site)
 
 
 def _text(path):
