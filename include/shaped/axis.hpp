@@ -337,6 +337,15 @@ struct one : axis_tag, detail::static_extent<1> {
     static constexpr std::string_view name = "one";
 };
 
+namespace detail {
+/// The divisor of a module's `head_dim`: `Divisor` when it divides `Dividend`, else `one`. A module that
+/// reports "d_out must be divisible by num_heads" itself declares `quotient<"head_dim", d_out,
+/// reported_divisor_t<d_out, num_heads>>`, so that the quotient's own check does not report the same mistake
+/// a second time; when it divides, the type is `quotient<"head_dim", d_out, num_heads>` exactly.
+template <class Dividend, class Divisor>
+using reported_divisor_t = std::conditional_t<divides<Dividend, Divisor>(), Divisor, one>;
+}  // namespace detail
+
 /// The axis of extent 1 that a reduction over `A` leaves with `keepdim`: `x.mean<emb_dim>(shaped::keepdim)` is
 /// `(batch, num_tokens, reduced<emb_dim>)`. It broadcasts back against `A` and against nothing else, so
 /// `x - x.mean<emb_dim>(keepdim)` compiles and a mean taken over another axis does not.

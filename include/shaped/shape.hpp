@@ -7,13 +7,17 @@
 /// Computations are constexpr functions over arrays; Boost.Hana handles the lists of axis types.
 
 #include <array>
+#include <boost/hana/all_of.hpp>
 #include <boost/hana/at.hpp>
 #include <boost/hana/bool.hpp>
+#include <boost/hana/count.hpp>
 #include <boost/hana/equal.hpp>
+#include <boost/hana/length.hpp>
 #include <boost/hana/remove_if.hpp>
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/type.hpp>
 #include <boost/hana/unpack.hpp>
+#include <boost/hana/value.hpp>
 #include <cstddef>
 #include <limits>
 #include <string_view>
@@ -172,6 +176,69 @@ struct broadcast_lhs {
         }
     }
 };
+
+/// What disagrees between two axes that a rule wanted to be the same axis: an op's diagnostic chooses its
+/// hint by it.
+enum class mismatch {
+    /// One is `key<A>` (or `cached<A>`) and the other `A`: the query axis stands where the key axis belongs.
+    key_and_query,
+    /// Products of the same factors in another order, `merged<batch, num_heads>` against
+    /// `merged<num_heads, batch>`: `repeat` where `repeat_interleave` was meant, or the reverse.
+    factors_reordered,
+    /// Anything else: other axes, other extents.
+    different,
+};
+
+/// How `A` and `B`, which are not the same axis, differ.
+template <class A, class B>
+constexpr bool key_of_query() {
+    if constexpr (is_key<A>)
+        return same_axis_v<typename A::query, B>;
+    else
+        return false;
+}
+
+template <class A, class B>
+constexpr mismatch mismatch_of() {
+    if constexpr (key_of_query<A, B>() || key_of_query<B, A>()) {
+        return mismatch::key_and_query;
+    } else if constexpr (has_factors<A> && has_factors<B>) {
+        constexpr auto fa = atoms(hana::type_c<A>);
+        constexpr auto fb = atoms(hana::type_c<B>);
+        constexpr bool same_factors = hana::value(hana::length(fa) == hana::length(fb)) &&
+                                      hana::value(hana::all_of(fa, [=](auto t) {
+                                          return hana::count(fa, t) == hana::count(fb, t);
+                                      }));
+        return same_factors ? mismatch::factors_reordered : mismatch::different;
+    } else {
+        return mismatch::different;
+    }
+}
+
+/// How many of `Axes...` are the same axis as `A`.
+template <class A, class... Axes>
+inline constexpr std::size_t count_same_v = (std::size_t{0} + ... + (same_axis_v<A, Axes> ? 1 : 0));
+
+/// Whether two axis lists hold the same axes in another order: the right axes, transposed.
+template <class... A, class... B>
+constexpr bool permutation_of(axis_pack<A...>, axis_pack<B...>) {
+    if constexpr (sizeof...(A) == sizeof...(B))
+        return ((count_same_v<A, B...> == count_same_v<A, A...>) && ...);
+    else
+        return false;
+}
+
+/// How the first aligned pair of two lists that does not broadcast differs (`different` when every pair
+/// broadcasts).
+template <class... L, class... R>
+constexpr mismatch broadcast_mismatch(axis_pack<L...>, axis_pack<R...>) {
+    constexpr int i = broadcast_lhs<L...>::template first_mismatch<R...>();
+    constexpr std::size_t nl = sizeof...(L), nr = sizeof...(R), n = nl < nr ? nl : nr;
+    if constexpr (i < 0)
+        return mismatch::different;
+    else
+        return mismatch_of<axis_at_t<nl - n + i, L...>, axis_at_t<nr - n + i, R...>>();
+}
 
 // Which operand each axis of a broadcast result comes from (the one that is not `one`), and which aligned
 // pairs of axes must agree at run time (those where neither is `one`).

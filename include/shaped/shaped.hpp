@@ -29,11 +29,25 @@
 /// The words of shaped's compile errors: each failed shape check names its operation's roles (`in_features`,
 /// `input_last`, ...) in the type the compiler prints beside the message (docs/10-reading-errors.md).
 
-// The core first: a shape error in an op is then reported through tensor.hpp rather than through a
-// module's header, which makes every diagnostic's include chain a line shorter.
+// The core first, and each op before tensor.hpp: a shape error in an op is then reported through this
+// header alone, not through tensor.hpp or a module's header, which keeps every diagnostic's include chain
+// short (the chain is printed above the message).
 #include "axis.hpp"
 #include "diagnostics.hpp"
 #include "shape.hpp"
+#include "ops/cat.hpp"
+#include "ops/elementwise.hpp"
+#include "ops/reduce.hpp"
+#include "ops/index.hpp"
+#include "ops/mask.hpp"
+#include "ops/math.hpp"
+#include "ops/matmul.hpp"
+#include "ops/repeat.hpp"
+#include "ops/softmax.hpp"
+#include "ops/split.hpp"
+#include "ops/stack.hpp"
+#include "ops/transpose.hpp"
+#include "ops/view.hpp"
 #include "tensor.hpp"
 #include "tensor_of.hpp"
 

@@ -15,11 +15,13 @@
 ///
 /// A wrong argument stops at the call with shaped's message, which names the expected and the actual axes
 /// (the axes travel in `diag::expected_axes<...>` and `diag::actual_axes<...>`), not with a deduction
-/// failure or an error deep inside the module. So these concepts report rather than quietly fail: put them
-/// on a module's call, not on overloads that are meant to be chosen between (for that, test
-/// `shaped::tensor_of_v<T, ...>` or `shaped::last_axis_v<T, A>`, which are plain `bool`s). The compiler
-/// then adds that no call matched, after shaped's message. Neither reports for the result of a failed
-/// shape check (`diag::failed_shape_check`), whose own error came first.
+/// failure or an error deep inside the module. The check reports and then holds, so the compiler does not
+/// add that no call matched: the call goes on with the argument's own type, and an op in the module's body
+/// that checks the same axis reports it once more, with its own message. So these concepts report rather
+/// than quietly fail: put them on a module's call, not on overloads that are meant to be chosen between
+/// (for that, test `shaped::tensor_of_v<T, ...>` or `shaped::last_axis_v<T, A>`, which are plain `bool`s).
+/// Neither reports for the result of a failed shape check (`diag::failed_shape_check`), whose own error came
+/// first.
 
 #include <cstddef>
 #include <type_traits>
@@ -110,35 +112,42 @@ struct last_axis_traits<basic_tensor<V, L, X...>, A> {
     }();
 };
 
-// Instantiated by the concepts: the static_assert is the error a wrong argument gets.
+// What the concepts print: the axes expected and the axes the argument has.
 template <class T, class... E>
-struct report_tensor_of {
-    using type = void;
-};
+struct described_tensor_of;
 template <class V, class L, class... X, class... E>
-struct report_tensor_of<basic_tensor<V, L, X...>, E...> {
-    static constexpr bool ok = tensor_of_traits<basic_tensor<V, L, X...>, E...>::ok;
+struct described_tensor_of<basic_tensor<V, L, X...>, E...> {
     using expected = diag::expected_axes<typename describe_expected<E>::type...>;
     using actual = described<diag::actual_axes, X...>;
-    static_assert(diag::expect<ok, expected, actual>,
-                  "shaped::TensorOf<...>: the argument does not have the axes the module takes (expected_axes: "
-                  "any = any axis, within_of<B> = an axis declared at_most<B>; actual_axes: what it got)");
-    using type = void;
 };
 template <class T, class A>
-struct report_last_axis {
-    using type = void;
-};
+struct described_last_axis;
 template <class V, class L, class... X, class A>
-struct report_last_axis<basic_tensor<V, L, X...>, A> {
-    static constexpr bool ok = last_axis_traits<basic_tensor<V, L, X...>, A>::ok;
+struct described_last_axis<basic_tensor<V, L, X...>, A> {
     using expected = described<diag::expected_axes, A>;
     using actual = described<diag::actual_axes, X...>;
-    static_assert(diag::expect<ok, expected, actual>,
+};
+
+// Called by the concepts, for tensors: the static_assert is the error a wrong argument gets. The body of a
+// constexpr function is instantiated outside the constraint's substitution, so after the error the
+// constraint holds and the call goes on: both compilers stop at this one error, rather than adding that no
+// call matched.
+template <class T, class... E>
+constexpr bool reports_tensor_of() {
+    using d = described_tensor_of<T, E...>;
+    static_assert(diag::expect<tensor_of_traits<T, E...>::ok, typename d::expected, typename d::actual>,
+                  "shaped::TensorOf<...>: the argument does not have the axes the module takes (expected_axes: "
+                  "any = any axis, within_of<B> = an axis declared at_most<B>; actual_axes: what it got)");
+    return true;
+}
+template <class T, class A>
+constexpr bool reports_last_axis() {
+    using d = described_last_axis<T, A>;
+    static_assert(diag::expect<last_axis_traits<T, A>::ok, typename d::expected, typename d::actual>,
                   "shaped::LastAxis<A>: the argument's last axis must be A (expected_axes), the axis the module "
                   "takes in; check what was projected or concatenated into it (actual_axes: what it got)");
-    using type = void;
-};
+    return true;
+}
 
 }  // namespace shaped::detail
 
@@ -165,8 +174,7 @@ inline constexpr bool last_axis_v = detail::last_axis_traits<std::remove_cvref_t
 /// Source: what the book's modules assume of `x` in `forward(self, x)`, written down.
 template <class T, class... E>
 concept TensorOf = std::is_same_v<std::remove_cvref_t<T>, diag::failed_shape_check> ||
-                   (Tensor<T> && requires { typename detail::report_tensor_of<std::remove_cvref_t<T>, E...>::type; } &&
-                    tensor_of_v<T, E...>);
+                   (Tensor<T> && detail::reports_tensor_of<std::remove_cvref_t<T>, E...>());
 
 /// A tensor whose last axis is `A`, for a module's signature: `const LastAxis<emb_dim> auto& x`.
 ///
@@ -177,8 +185,7 @@ concept TensorOf = std::is_same_v<std::remove_cvref_t<T>, diag::failed_shape_che
 /// Source: `nn.Linear`'s rule, `x.shape[-1] == in_features`, for a module of one's own.
 template <class T, class A>
 concept LastAxis = std::is_same_v<std::remove_cvref_t<T>, diag::failed_shape_check> ||
-                   (Tensor<T> && requires { typename detail::report_last_axis<std::remove_cvref_t<T>, A>::type; } &&
-                    last_axis_v<T, A>);
+                   (Tensor<T> && detail::reports_last_axis<std::remove_cvref_t<T>, A>());
 
 }  // namespace shaped
 

@@ -1,5 +1,5 @@
 // q @ k without transposing k, in 4-d, where num_tokens == head_dim == 2: PyTorch runs it.
-// expect-error: shaped::matmul(a, b): a's last axis and b's second-to-last axis must be the same axis
+// expect-error: shaped::matmul(a, b): a's last axis and b's second-to-last axis must be the same axis; b ends on a's last axis, so b.transpose<-2, -1>() was forgotten
 // expect-context: lhs_last<shaped::diag::sized<head_dim, 2>
 // expect-context: rhs_second_to_last<shaped::diag::sized<num_tokens, 2>
 #include "seed_axes.hpp"

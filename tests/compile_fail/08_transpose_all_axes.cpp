@@ -1,5 +1,6 @@
 // A "transpose" that reverses every axis (PyTorch's .T on a 3-d tensor) used as k's transpose.
 // expect-error: shaped::matmul(a, b): a's last axis and b's second-to-last axis must be the same axis
+// expect-context: b has a's last axis at another dimension (not last)
 // expect-context: lhs_last<shaped::diag::sized<d_out, 6>
 // expect-context: rhs_second_to_last<shaped::diag::sized<num_tokens, 2>
 #include "seed_axes.hpp"

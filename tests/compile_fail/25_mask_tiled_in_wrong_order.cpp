@@ -1,6 +1,7 @@
 // A per-head mask for (batch*num_heads, q, k) scores tiled with repeat (heads outer) where
 // repeat_interleave (batch outer, as the scores' view made it) was meant.
-// expect-error: shaped::masked_fill(x, mask, value): mask's axes, aligned from the right, must be the same axes as x's
+// expect-error: shaped::masked_fill(x, mask, value): mask's axes, aligned from the right, must be the same axes as x's; a merged axis has the same factors in another order
+// expect-context: repeat_interleave<New, Dim>() where repeat<New, Dim>() was used
 // expect-context: shaped::diag::sized<shaped::merged<num_heads, batch>, 4>
 #include <limits>
 

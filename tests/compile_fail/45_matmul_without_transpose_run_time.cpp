@@ -1,5 +1,5 @@
 // q @ k without transposing k, with a run-time num_tokens that may be 2 == head_dim at run time.
-// expect-error: shaped::matmul(a, b): a's last axis and b's second-to-last axis must be the same axis
+// expect-error: shaped::matmul(a, b): a's last axis and b's second-to-last axis must be the same axis; b ends on a's last axis, so b.transpose<-2, -1>() was forgotten
 // expect-context: lhs_last<shaped::diag::sized<head_dim, 2>
 // expect-context: rhs_second_to_last<shaped::diag::run_time<num_tokens, 6>
 #include "run_time_axes.hpp"

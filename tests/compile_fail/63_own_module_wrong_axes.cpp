@@ -1,6 +1,7 @@
 // A module of one's own, written with shaped::TensorOf, fed a sequence-first input: shaped's message at
 // the call names the axes the module takes and the axes it got.
 // expect-error: shaped::TensorOf<...>: the argument does not have the axes the module takes
+// expect-errors: 1
 // expect-context: expected_axes<shaped::diag::any, shaped::diag::within_of<shaped::diag::sized<tiny::context_length, 4>
 // expect-context: actual_axes<shaped::diag::run_time<tiny::num_tokens, 4>, shaped::diag::run_time<tiny::batch>, shaped::diag::sized<tiny::emb_dim, 4>
 #include "gpt_axes.hpp"

@@ -1,5 +1,8 @@
 // A module of one's own, written with shaped::LastAxis, fed a tensor of another width: shaped's message
-// at the call, not a deduction failure or an error inside the module.
+// at the call, not a deduction failure or an error inside the module. The check holds after it reports, so
+// the call goes on: the body's linear layer, which checks the same axis, reports it once more (two errors,
+// both shaped's; a module whose body does not check that axis again gets one, as in case 63).
+// expect-errors: 2
 // expect-error: shaped::LastAxis<A>: the argument's last axis must be A
 // expect-context: expected_axes<shaped::diag::sized<tiny::emb_dim, 4>
 // expect-context: actual_axes<shaped::diag::run_time<tiny::batch>, shaped::diag::run_time<tiny::num_tokens, 4>, shaped::diag::sized<d_in, 4>

@@ -52,7 +52,7 @@ class multi_head_attention {
 
 public:
     /// `self.head_dim = d_out // num_heads`.
-    struct head_dim : quotient<"head_dim", DOut, NumHeads> {};
+    struct head_dim : quotient<"head_dim", DOut, shaped::detail::reported_divisor_t<DOut, NumHeads>> {};
 
     /// The queries' projection, `linear<DIn, DOut>` (biased under `qkv_bias`), split into heads by `view`.
     linear<DIn, DOut> W_query, W_key, W_value;

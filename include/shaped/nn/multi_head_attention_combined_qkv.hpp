@@ -48,7 +48,7 @@ class multi_head_attention_combined_qkv {
 
 public:
     /// `self.head_dim = d_out // num_heads`.
-    struct head_dim : quotient<"head_dim", DOut, NumHeads> {};
+    struct head_dim : quotient<"head_dim", DOut, shaped::detail::reported_divisor_t<DOut, NumHeads>> {};
     /// `3 * d_out`, as the ordered product `(qkv_part, num_heads, head_dim)`.
     struct qkv_dim : product<"qkv_dim", qkv_part, NumHeads, head_dim> {};
 

@@ -31,7 +31,19 @@ void check_all_meet(std::string_view op, const EA& a, const EB& b) {
 template <class... A, class... B>
 constexpr bool check_broadcast(axis_pack<A...>, axis_pack<B...>) {
     constexpr bool ok = broadcast_lhs<A...>::template first_mismatch<B...>() < 0;
-    static_assert(diag::expect<ok, described<diag::lhs_axes, A...>, described<diag::rhs_axes, B...>>,
+    constexpr bool reordered =
+        !ok && broadcast_mismatch(axis_pack<A...>{}, axis_pack<B...>{}) == mismatch::factors_reordered;
+    constexpr bool permuted = !ok && !reordered && permutation_of(axis_pack<A...>{}, axis_pack<B...>{});
+    using la = described<diag::lhs_axes, A...>;
+    using rb = described<diag::rhs_axes, B...>;
+    static_assert(diag::expect<!reordered, la, rb>,
+                  "shaped: elementwise op on shapes that do not broadcast; a merged axis has the same factors in "
+                  "another order on each side (merged<a, b> against merged<b, a>): tile with repeat_interleave where "
+                  "repeat was used, or the reverse");
+    static_assert(diag::expect<!permuted, la, rb>,
+                  "shaped: elementwise op on shapes that do not broadcast; both sides have the same axes in another "
+                  "order: transpose one side to the other's order");
+    static_assert(diag::expect<ok || reordered || permuted, la, rb>,
                   "shaped: elementwise op on shapes that do not broadcast: aligned from the right, every pair of "
                   "axes must be the same axis or shaped::one, or a keepdim reduced<A> against A (a missing leading "
                   "axis broadcasts); unsqueeze, transpose or view one side, or reduce over the axis you meant");

@@ -182,21 +182,33 @@ auto masked_fill(basic_tensor<Value, LX, X...> x, const basic_tensor<M, LM, MA..
         sizeof...(MA) <= sizeof...(X) && detail::broadcast_lhs<X...>::template first_mismatch<MA...>() < 0;
     // Scores over a KV cache's keys and a mask over the new tokens' own: the fix is another slice of the mask.
     constexpr bool cache_mask = !ok && (detail::is_cached<X> || ...) && !(detail::is_cached<MA> || ...);
-    static_assert(diag::expect<!cache_mask, detail::described<diag::tensor_axes, X...>,
-                               detail::described<diag::mask_axes, MA...>>,
+    using xa = detail::described<diag::tensor_axes, X...>;
+    using ma = detail::described<diag::mask_axes, MA...>;
+    static_assert(diag::expect<!cache_mask, xa, ma>,
                   "shaped::masked_fill(scores, mask, value): the scores run over the KV cache's keys, "
                   "cached<num_tokens>, and a mask for the new tokens alone does not cover them; take the rows after "
                   "the cached tokens: narrow<0, num_tokens>(mask, cached_before, n).slice<num_tokens, "
                   "cached<num_tokens>>(n, cached_before + n)");
-    static_assert(
-        diag::expect<ok || cache_mask, detail::described<diag::tensor_axes, X...>, detail::described<diag::mask_axes, MA...>>,
-        "shaped::masked_fill(x, mask, value): mask's axes, aligned from the right, must be the same axes "
-        "as x's or shaped::one; slice a causal mask to the tokens (mask.slice<num_tokens, key<num_tokens>>()), "
-        "rename a padding mask's token axis to key<num_tokens>, unsqueeze a mask over axes it lacks, tile it "
-        "in the order of x's merged axes");
+    // A merged axis tiled in the other order (repeat for repeat_interleave), or the right axes transposed.
+    constexpr bool reordered = !ok && !cache_mask &&
+                               detail::broadcast_mismatch(detail::axis_pack<X...>{}, detail::axis_pack<MA...>{}) ==
+                                   detail::mismatch::factors_reordered;
+    constexpr bool permuted =
+        !ok && !cache_mask && !reordered && detail::permutation_of(detail::axis_pack<X...>{}, detail::axis_pack<MA...>{});
+    static_assert(diag::expect<!reordered, xa, ma>,
+                  "shaped::masked_fill(x, mask, value): mask's axes, aligned from the right, must be the same axes as "
+                  "x's; a merged axis has the same factors in another order (merged<a, b> against merged<b, a>): "
+                  "tile the mask with repeat_interleave<New, Dim>() where repeat<New, Dim>() was used, or the reverse");
+    static_assert(diag::expect<!permuted, xa, ma>,
+                  "shaped::masked_fill(x, mask, value): mask's axes, aligned from the right, must be the same axes as "
+                  "x's; they are x's axes in another order: transpose the mask to x's order");
+    static_assert(diag::expect<ok || cache_mask || reordered || permuted, xa, ma>,
+                  "shaped::masked_fill(x, mask, value): mask's axes, aligned from the right, must be the same axes "
+                  "as x's or shaped::one; slice a causal mask to the tokens (mask.slice<num_tokens, "
+                  "key<num_tokens>>()), rename a padding mask's token axis to key<num_tokens>, or unsqueeze a mask "
+                  "over axes it lacks");
     constexpr bool keys_ok = !(detail::is_key<X> || ...) || (detail::is_key<MA> || ...);
-    static_assert(diag::expect<!ok || keys_ok, detail::described<diag::tensor_axes, X...>,
-                               detail::described<diag::mask_axes, MA...>>,
+    static_assert(diag::expect<!ok || keys_ok, xa, ma>,
                   "shaped::masked_fill(scores, mask, value): a mask on attention scores must lie along the key<...> "
                   "axis; a mask without it blanks whole query rows (softmax then gives NaN): rename the padding "
                   "mask's token axis to key<num_tokens> and unsqueeze it over the queries");

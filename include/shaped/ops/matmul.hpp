@@ -232,12 +232,43 @@ auto matmul(const basic_tensor<Value, LayoutA, A...>& a, const basic_tensor<Valu
         using a_last = detail::axis_at_t<na - 1, A...>;
         using b_inner = detail::axis_at_t<nb - 2, B...>;
         constexpr bool inner_ok = same_axis_v<a_last, b_inner>;
-        static_assert(diag::expect<inner_ok, detail::described<diag::lhs_last, a_last>,
-                                   detail::described<diag::rhs_second_to_last, b_inner>,
-                                   detail::described<diag::lhs_axes, A...>, detail::described<diag::rhs_axes, B...>>,
-                      "shaped::matmul(a, b): a's last axis and b's second-to-last axis must be the same axis; "
-                      "did you forget b.transpose<-2, -1>(), transpose the wrong pair of axes, or leave the values on "
-                      "num_tokens where the weights end on key<num_tokens> (rename them)?");
+        // The hint follows what disagrees: b still has a's last axis last (a forgotten transpose), b has it
+        // elsewhere (the wrong pair transposed), a key axis against its query axis, or no such axis at all.
+        // b ends on a's last axis: not transposed at all, or transposed (strided) over another pair.
+        constexpr bool ends_on_it = !inner_ok && same_axis_v<a_last, detail::axis_at_t<nb - 1, B...>>;
+        constexpr bool forgot_transpose = ends_on_it && std::is_same_v<LayoutB, layout::contiguous>;
+        constexpr bool other_pair = ends_on_it && !forgot_transpose;
+        constexpr bool wrong_pair = !inner_ok && !ends_on_it && detail::count_same_v<a_last, B...> > 0;
+        constexpr bool key_query = [] {
+            if constexpr (inner_ok || ends_on_it || wrong_pair)
+                return false;
+            else
+                return detail::mismatch_of<a_last, b_inner>() == detail::mismatch::key_and_query;
+        }();
+        constexpr bool unrelated = !inner_ok && !ends_on_it && !wrong_pair && !key_query;
+        using l = detail::described<diag::lhs_last, a_last>;
+        using r = detail::described<diag::rhs_second_to_last, b_inner>;
+        using la = detail::described<diag::lhs_axes, A...>;
+        using ra = detail::described<diag::rhs_axes, B...>;
+        static_assert(diag::expect<!forgot_transpose, l, r, la, ra>,
+                      "shaped::matmul(a, b): a's last axis and b's second-to-last axis must be the same axis; b ends on "
+                      "a's last axis, so b.transpose<-2, -1>() was forgotten (PyTorch's q @ k.transpose(-2, -1))");
+        static_assert(diag::expect<!other_pair, l, r, la, ra>,
+                      "shaped::matmul(a, b): a's last axis and b's second-to-last axis must be the same axis; b was "
+                      "transposed but still ends on a's last axis: the transpose swapped another pair; swap the last "
+                      "two, b.transpose<-2, -1>() (transpose<2, 3>() of (batch, num_heads, num_tokens, head_dim))");
+        static_assert(diag::expect<!wrong_pair, l, r, la, ra>,
+                      "shaped::matmul(a, b): a's last axis and b's second-to-last axis must be the same axis; b has "
+                      "a's last axis at another dimension (not last): swap that one with b's second-to-last; if b "
+                      "is k.T, .T reversed every axis of a 3-d or 4-d tensor, so write k.transpose<-2, -1>()");
+        static_assert(diag::expect<!key_query, l, r, la, ra>,
+                      "shaped::matmul(a, b): a's last axis and b's second-to-last axis must be the same axis; one is "
+                      "key<A> and the other A, the queries' token axis where the keys' belongs: give b the key axis "
+                      "(e.g. values.rename<batch, num_heads, key<num_tokens>, head_dim>() for attn_weights @ values)");
+        static_assert(diag::expect<!unrelated, l, r, la, ra>,
+                      "shaped::matmul(a, b): a's last axis and b's second-to-last axis must be the same axis; b has no "
+                      "such axis: matmul sums over a's last axis against b's second-to-last, so check which axis "
+                      "the product sums over and which tensor is a and which is b");
         if constexpr (inner_ok) {
             using a_batch = decltype(detail::sublist<0, A...>(std::make_index_sequence<na - 2>{}));
             using b_batch = decltype(detail::sublist<0, B...>(std::make_index_sequence<nb - 2>{}));
