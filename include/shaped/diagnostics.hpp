@@ -79,6 +79,12 @@ struct mask_axes {};
 /// The element counts before and after a `view`, as `numbers<from, to>`.
 template <class... T>
 struct element_counts {};
+/// A view's fix: view in `x`'s order, then transpose the pair of dimensions given, `transpose_after<dims<1, 2>>`.
+template <class... T>
+struct transpose_after {};
+/// A view's fix: transpose the pair of dimensions given, then view, `transpose_first<dims<1, 2>>`.
+template <class... T>
+struct transpose_first {};
 /// The `Dim` arguments of the call (negative ones count from the end, as in PyTorch).
 template <int... Dims>
 struct dims {};

@@ -3,6 +3,8 @@
 // expect-error: shaped::view<To...>(x): view only splits and merges adjacent axes, in order
 // expect-context: from_axes<shaped::diag::sized<batch, 1>, shaped::diag::sized<num_tokens, 2>, shaped::diag::sized<d_out, 6>
 // expect-context: to_axes<shaped::diag::sized<batch, 1>, shaped::diag::sized<num_heads, 3>, shaped::diag::sized<num_tokens, 2>, shaped::diag::sized<head_dim, 2>
+// expect-context: split in x's order, then transpose the pair in transpose_after
+// expect-context: transpose_after<shaped::diag::dims<1, 2>
 #include "seed_axes.hpp"
 
 int main() {

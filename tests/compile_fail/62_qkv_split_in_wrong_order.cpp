@@ -2,6 +2,7 @@
 // outermost, as view(b, num_tokens, num_heads, 3, head_dim) would in PyTorch, every head mixes the three.
 // expect-error: shaped::view<To...>(x): view only splits and merges adjacent axes, in order
 // expect-context: qkv_dim, 24>
+// expect-context: a merged axis is split back in another order than it was merged
 #include <shaped/nn/multi_head_attention_sdpa.hpp>
 
 #include "attention_axes.hpp"

@@ -6,7 +6,8 @@ Run from anywhere with the Python that has torch (Debian: /usr/bin/python3, pack
 It rewrites, next to this script:
   - seed/<name>.out: what each seed program in seed/ prints, run with autograd off (so that no
     `grad_fn=` is printed; the random stream and the numbers are unchanged);
-  - book/<name>.out: likewise for the book's chapter 3 modules (book/chapter3.py);
+  - book/<name>.out: likewise for the book's programs in book/ (chapter3.py, chapter4.py, the hand-written
+    block of own_module.py, ...);
   - book/prompt_length/<N>.out: what book/prompt_length.py prints for a prompt of N tokens;
   - ops_goldens.hpp: inputs' random bits, nn.Linear parameters and op results, as exact float literals;
   - random_goldens.hpp: torch.randn and Tensor.normal_ for many sizes and seeds, as exact literals, and

@@ -27,6 +27,39 @@ static_assert(head_dim::extent == 2 && d_model::extent == 6);
 static_assert(shaped::concat<d_out, d_out, d_out>::extent == 18);
 static_assert(!shaped::same_axis_v<shaped::concat<d_out, d_out, d_out>, shaped::merged<num_heads, d_out>>);
 
+// What disagrees between two axes, which chooses a diagnostic's hint (shape.hpp): a key axis against its query
+// axis, the same factors in another order (repeat for repeat_interleave), or anything else; and whether two
+// lists hold the same axes in another order (a transpose).
+namespace d = shaped::detail;
+static_assert(d::mismatch_of<shaped::key<num_tokens>, num_tokens>() == d::mismatch::key_and_query);
+static_assert(d::mismatch_of<num_tokens, shaped::key<num_tokens>>() == d::mismatch::key_and_query);
+static_assert(d::mismatch_of<shaped::key<num_tokens>, head_dim>() == d::mismatch::different);
+static_assert(d::mismatch_of<shaped::merged<num_heads, num_tokens>, shaped::merged<num_tokens, num_heads>>() ==
+              d::mismatch::factors_reordered);
+static_assert(d::mismatch_of<shaped::merged<num_heads, num_tokens>, shaped::merged<num_tokens, head_dim>>() ==
+              d::mismatch::different);
+static_assert(d::mismatch_of<d_out, other_six>() == d::mismatch::different);
+static_assert(d::permutation_of(d::axis_pack<num_tokens, d_out>{}, d::axis_pack<d_out, num_tokens>{}));
+static_assert(!d::permutation_of(d::axis_pack<num_tokens, d_out>{}, d::axis_pack<d_out, other_six>{}));
+static_assert(!d::permutation_of(d::axis_pack<num_tokens, num_tokens, d_out>{}, d::axis_pack<d_out, d_out, num_tokens>{}));
+static_assert(!d::permutation_of(d::axis_pack<num_tokens>{}, d::axis_pack<num_tokens, d_out>{}));
+// Why a view does not regroup, and the pair of dimensions a transpose should swap: {kind, i, j}.
+using miss = d::regroup_miss;
+static_assert(d::regroup_miss_of(d::axis_pack<num_tokens, d_out>{}, d::axis_pack<num_heads, num_tokens, head_dim>{}) ==
+              std::array<int, 3>{static_cast<int>(miss::transpose_after), 0, 1});
+static_assert(d::regroup_miss_of(d::axis_pack<num_heads, num_tokens, head_dim>{}, d::axis_pack<num_tokens, d_out>{}) ==
+              std::array<int, 3>{static_cast<int>(miss::transpose_first), 0, 1});
+static_assert(d::regroup_miss_of(d::axis_pack<shaped::merged<num_heads, num_tokens>, d_out>{},
+                                 d::axis_pack<num_tokens, num_heads, d_out>{})[0] == static_cast<int>(miss::split_reordered));
+static_assert(d::view_regroups(boost::hana::tuple_t<shaped::merged<num_tokens, num_heads>, head_dim>,
+                                boost::hana::tuple_t<num_tokens, d_out>));  // heads inner: the view is fine
+static_assert(!d::view_regroups(boost::hana::tuple_t<shaped::merged<num_heads, num_tokens>, head_dim>,
+                                 boost::hana::tuple_t<num_tokens, d_out>));
+static_assert(d::regroup_miss_of(d::axis_pack<shaped::merged<num_heads, num_tokens>, head_dim>{},
+                                 d::axis_pack<num_tokens, d_out>{})[0] == static_cast<int>(miss::merged_back_out_first));
+static_assert(d::regroup_miss_of(d::axis_pack<num_tokens, d_out>{}, d::axis_pack<num_tokens, other_six>{})[0] ==
+              static_cast<int>(miss::other_axes));
+
 // Constraint-level rules: what is an axis, what is a tensor, how many indices an element takes.
 static_assert(shaped::Axis<d_out> && shaped::Axis<head_dim> && shaped::Axis<shaped::merged<num_heads, head_dim>>);
 static_assert(!shaped::Axis<int> && !shaped::Axis<float>);

@@ -9,6 +9,7 @@
 
 #include "../diagnostics.hpp"
 #include "../tensor.hpp"
+#include "../tensor_of.hpp"
 #include "parameters.hpp"
 
 namespace shaped::nn {
@@ -41,9 +42,7 @@ public:
     /// `scale * (x - mean) / sqrt(var + eps) + shift` over the last axis: `(..., Emb)` to `(..., Emb)`.
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x) const {
-        constexpr std::size_t n = sizeof...(X);
-        using last = shaped::detail::axis_at_t<(n > 0 ? n - 1 : 0), X..., Emb>;
-        constexpr bool ok = n >= 1 && same_axis_v<last, Emb>;
+        constexpr bool ok = last_axis_v<basic_tensor<float, Layout, X...>, Emb>;  // LastAxis<Emb>
         static_assert(diag::expect<ok, shaped::detail::described<diag::in_features, Emb>,
                                    shaped::detail::described<diag::tensor_axes, X...>>,
                       "shaped::nn::layer_norm<Emb>(x): x's last axis must be the axis the layer normalises");

@@ -14,6 +14,7 @@
 #include "../ops/matmul.hpp"
 #include "../shape.hpp"
 #include "../tensor.hpp"
+#include "../tensor_of.hpp"
 #include "../torch/generator.hpp"
 #include "parameters.hpp"
 
@@ -88,7 +89,7 @@ public:
                       "shaped::nn::linear<In, Out>(x): x needs at least one axis");
         if constexpr (n >= 1) {
             using last = shaped::detail::axis_at_t<n - 1, X...>;
-            constexpr bool ok = same_axis_v<last, In>;
+            constexpr bool ok = last_axis_v<basic_tensor<XValue, Layout, X...>, In>;  // LastAxis<In>
             static_assert(
                 diag::expect<ok, shaped::detail::described<diag::in_features, In>,
                              shaped::detail::described<diag::input_last, last>,

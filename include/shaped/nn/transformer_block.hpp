@@ -9,6 +9,7 @@
 
 #include "../diagnostics.hpp"
 #include "../tensor.hpp"
+#include "../tensor_of.hpp"
 #include "../torch/generator.hpp"
 #include "dropout.hpp"
 #include "feed_forward.hpp"
@@ -68,9 +69,7 @@ public:
     /// drawn from `gen` in training mode.
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x, torch::generator& gen = torch::default_generator()) const {
-        constexpr std::size_t n = sizeof...(X);
-        using last = shaped::detail::axis_at_t<(n > 0 ? n - 1 : 0), X..., emb>;
-        constexpr bool ok = n == 3 && same_axis_v<last, emb>;
+        constexpr bool ok = tensor_of_v<basic_tensor<float, Layout, X...>, any_axis, any_axis, emb>;
         static_assert(diag::expect<ok, shaped::detail::described<diag::in_features, emb>,
                                    shaped::detail::described<diag::tensor_axes, X...>>,
                       "shaped::nn::transformer_block(x): x must be (batch, num_tokens, emb_dim), its last axis the "
@@ -86,9 +85,7 @@ public:
     /// The forward pass with the attention's KV cache (the book's `forward(x, use_cache=True)`).
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x, use_cache_t, torch::generator& gen = torch::default_generator()) {
-        constexpr std::size_t n = sizeof...(X);
-        using last = shaped::detail::axis_at_t<(n > 0 ? n - 1 : 0), X..., emb>;
-        constexpr bool ok = n == 3 && same_axis_v<last, emb>;
+        constexpr bool ok = tensor_of_v<basic_tensor<float, Layout, X...>, any_axis, any_axis, emb>;
         static_assert(diag::expect<ok, shaped::detail::described<diag::in_features, emb>,
                                    shaped::detail::described<diag::tensor_axes, X...>>,
                       "shaped::nn::transformer_block(x, use_cache): x must be (batch, num_tokens, emb_dim), its last "

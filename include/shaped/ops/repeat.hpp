@@ -39,14 +39,20 @@ template <bool Interleave, Axis New, int Dim, class Value, class Layout, Axis...
 auto repeat_along(const basic_tensor<Value, Layout, Axes...>& x) {
     constexpr std::size_t n = sizeof...(Axes);
     constexpr bool ok = dim_in_range(Dim, n);
-    static_assert(diag::expect<ok, diag::dims<Dim>, described<diag::tensor_axes, Axes...>>,
-                  "shaped::repeat<New, Dim>(x) / repeat_interleave<New, Dim>(x): dimension out of range");
+    using context = described<diag::tensor_axes, Axes...>;
+    static_assert(diag::expect<ok || Interleave, diag::dims<Dim>, context>,
+                  "shaped::repeat<New, Dim>(x): dimension out of range (PyTorch's -rank <= Dim < rank)");
+    static_assert(diag::expect<ok || !Interleave, diag::dims<Dim>, context>,
+                  "shaped::repeat_interleave<New, Dim>(x): dimension out of range (PyTorch's -rank <= Dim < rank)");
     if constexpr (ok) {
         constexpr std::size_t d = wrap_dim(Dim, n);
         using a = axis_at_t<d, Axes...>;
         using merged_t = std::conditional_t<Interleave, merged<a, New>, merged<New, a>>;
         using result_t = typename replace_axis<Value, d, merged_t, std::make_index_sequence<n>, Axes...>::type;
-        static_assert(StaticAxis<New>, "shaped::repeat<New, Dim>(x): the number of copies must be a static axis");
+        static_assert(StaticAxis<New> || Interleave,
+                      "shaped::repeat<New, Dim>(x): the number of copies must be a static axis");
+        static_assert(StaticAxis<New> || !Interleave,
+                      "shaped::repeat_interleave<New, Dim>(x): the number of copies must be a static axis");
         static constexpr auto sources = [] {
             std::array<axis_source, n> s{};
             for (std::size_t i = 0; i < n; ++i) s[i] = {0, i};

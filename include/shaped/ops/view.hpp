@@ -5,6 +5,7 @@
 /// `view`, `reshape` and `rename`: the same elements under other axes.
 
 #include <algorithm>
+#include <boost/hana/contains.hpp>
 #include <array>
 #include <string>
 #include <tuple>
@@ -85,6 +86,144 @@ auto renamed_atoms(const E& e) {
 }
 }  // namespace detail
 
+namespace detail {
+
+// What a view that does not regroup got wrong, for its hint.
+enum class regroup_miss {
+    split_reordered,         // a merged axis split back in another order than it was merged (swap two targets)
+    transpose_after,         // a split that lands the axes in another order: view, then transpose (swap two targets)
+    transpose_first,         // a merge of axes that are apart or out of order: transpose, then view (swap two sources)
+    merged_back_out_first,   // a merged axis of x regrouped with others: view it back out into its factors first
+    other_axes,              // the target's axes are not x's split or merged (a rename, say)
+};
+
+// Axes... with the I-th and the J-th swapped, as a hana tuple of types.
+template <std::size_t I, std::size_t J, class... Axes>
+constexpr auto swapped() {
+    return []<std::size_t... K>(std::index_sequence<K...>) {
+        return hana::tuple_t<axis_at_t<(K == I ? J : K == J ? I : K), Axes...>...>;
+    }(std::make_index_sequence<sizeof...(Axes)>{});
+}
+
+// The first pair (i, j), i < j, as i * n + j, whose swap among To... makes the view regroup; -1 if none.
+template <class... To, class... From>
+constexpr int swap_fixing_to(axis_pack<From...>) {
+    constexpr std::size_t n = sizeof...(To);
+    return []<std::size_t... P>(std::index_sequence<P...>) {
+        constexpr std::array<bool, n * n + 1> fixes{
+            (P / n < P % n && view_regroups(hana::tuple_t<From...>, swapped<P / n, P % n, To...>()))..., false};
+        for (std::size_t p = 0; p < n * n; ++p)
+            if (fixes[p]) return static_cast<int>(p);
+        return -1;
+    }(std::make_index_sequence<n * n>{});
+}
+
+template <class... From, class... To>
+constexpr int swap_fixing_from(axis_pack<To...>) {
+    constexpr std::size_t n = sizeof...(From);
+    return []<std::size_t... P>(std::index_sequence<P...>) {
+        constexpr std::array<bool, n * n + 1> fixes{
+            (P / n < P % n && view_regroups(swapped<P / n, P % n, From...>(), hana::tuple_t<To...>))..., false};
+        for (std::size_t p = 0; p < n * n; ++p)
+            if (fixes[p]) return static_cast<int>(p);
+        return -1;
+    }(std::make_index_sequence<n * n>{});
+}
+
+// Whether the targets I and J are both factors of one merged axis of x.
+template <class A, class B, class... From>
+constexpr bool factors_of_one_axis() {
+    return ((has_factors<From> && hana::value(hana::contains(atoms(hana::type_c<From>), hana::type_c<A>)) &&
+             hana::value(hana::contains(atoms(hana::type_c<From>), hana::type_c<B>))) ||
+            ...);
+}
+
+/// Why `(From...)` does not view as `(To...)` though the element counts agree, and the pair of dimensions a
+/// transpose should swap: `{kind, i, j}`.
+template <class... From, class... To>
+constexpr std::array<int, 3> regroup_miss_of(axis_pack<From...>, axis_pack<To...>) {
+    constexpr int nt = static_cast<int>(sizeof...(To)), nf = static_cast<int>(sizeof...(From));
+    constexpr int t = swap_fixing_to<To...>(axis_pack<From...>{});
+    if constexpr (t >= 0) {
+        constexpr bool one_axis = factors_of_one_axis<axis_at_t<t / nt, To...>, axis_at_t<t % nt, To...>, From...>();
+        return {static_cast<int>(one_axis ? regroup_miss::split_reordered : regroup_miss::transpose_after), t / nt,
+                t % nt};
+    } else {
+        constexpr int f = swap_fixing_from<From...>(axis_pack<To...>{});
+        if constexpr (f >= 0) {
+            return {static_cast<int>(regroup_miss::transpose_first), f / nf, f % nf};
+        } else {
+            constexpr bool merged_regrouped = ((has_factors<From> && count_same_v<From, To...> == 0) || ...);
+            return {static_cast<int>(merged_regrouped ? regroup_miss::merged_back_out_first : regroup_miss::other_axes),
+                    0, 0};
+        }
+    }
+}
+
+// What view and reshape check, computed once for both.
+template <bool Reshape, class Layout, class F, class T>
+struct view_check;
+template <bool Reshape, class Layout, class... From, class... To>
+struct view_check<Reshape, Layout, axis_pack<From...>, axis_pack<To...>> {
+    // With run-time axes, the static parts must agree, and the regroup rule compares the rest.
+    static constexpr bool count_ok = static_numel_v<From...> == static_numel_v<To...> ||
+                                     extents<From...>::rank_dynamic != extents<To...>::rank_dynamic;
+    static constexpr bool contiguous_ok = Reshape || std::is_same_v<Layout, layout::contiguous>;
+    static constexpr bool regroup_ok =
+        !count_ok || !contiguous_ok || view_regroups(hana::tuple_t<From...>, hana::tuple_t<To...>);
+    static constexpr bool ok = count_ok && contiguous_ok && regroup_ok;
+    static constexpr std::array<int, 3> why = [] {
+        if constexpr (regroup_ok)
+            return std::array<int, 3>{-1, 0, 0};
+        else
+            return regroup_miss_of(axis_pack<From...>{}, axis_pack<To...>{});
+    }();
+    // Whether the regroup rule failed for this reason.
+    static constexpr bool missed(regroup_miss m) { return why[0] == static_cast<int>(m); }
+    using from_t = described<diag::from_axes, From...>;
+    using to_t = described<diag::to_axes, To...>;
+    using counts_t = diag::element_counts<diag::numbers<static_numel_v<From...>, static_numel_v<To...>>>;
+    using after_t = diag::transpose_after<diag::dims<why[1], why[2]>>;
+    using first_t = diag::transpose_first<diag::dims<why[1], why[2]>>;
+};
+
+// The same elements under To..., once the checks passed (a strided x is copied first: reshape).
+template <class Value, Axis... To, class Layout, Axis... From>
+auto view_unchecked(basic_tensor<Value, Layout, From...> x) {
+    if constexpr (std::is_same_v<Layout, layout::contiguous>) {
+        return relabel<Value, To...>(std::move(x).storage(), x.shape.dynamic());
+    } else {
+        const auto e = x.shape;
+        tensor<Value, From...> copy(adopt_tag{}, e, std::move(x).storage());
+        return relabel<Value, To...>(std::move(copy).storage(), copy.shape.dynamic());
+    }
+}
+
+// The hints that view and reshape share; each message starts with the op's own name.
+#define SHAPED_DETAIL_COUNT_HINT                                                                              \
+    "<To...>(x): the element count must not change; the new axes' extents must multiply to the old ones' "   \
+    "product"
+#define SHAPED_DETAIL_SPLIT_REORDERED_HINT                                                                    \
+    "<To...>(x): view only splits and merges adjacent axes, in order; a merged axis is split back in another " \
+    "order than it was merged: split it in its own order (merged<a, b> into a, b), then transpose the pair in " \
+    "transpose_after<dims<i, j>> if the other order was meant"
+#define SHAPED_DETAIL_TRANSPOSE_AFTER_HINT                                                                    \
+    "<To...>(x): view only splits and merges adjacent axes, in order; split in x's order, then transpose the " \
+    "pair in transpose_after<dims<i, j>> (e.g. view to (b, num_tokens, num_heads, head_dim), then "           \
+    "transpose<1, 2>())"
+#define SHAPED_DETAIL_TRANSPOSE_FIRST_HINT                                                                    \
+    "<To...>(x): view only splits and merges adjacent axes, in order; the axes to merge are apart or out of "  \
+    "order: transpose the pair in transpose_first<dims<i, j>>, then merge (e.g. "                             \
+    "context_vec.transpose<1, 2>().reshape<b, num_tokens, d_out>())"
+#define SHAPED_DETAIL_MERGED_BACK_OUT_HINT                                                                    \
+    "<To...>(x): view only splits and merges adjacent axes, in order; x has a merged axis whose factors go to " \
+    "different places: view it back out into its factors first, transpose, then merge"
+#define SHAPED_DETAIL_OTHER_AXES_HINT                                                                         \
+    "<To...>(x): view only splits and merges adjacent axes, in order, so the axes must be x's factors; these " \
+    "are other axes: to give an axis another name, use rename<...>()"
+
+}  // namespace detail
+
 /// The same elements under axes `To...`, which split and merge adjacent axes of `x` in order.
 ///
 /// Shapes: `(From...)` to `(To...)` with the same element count and the same axes, factor for factor:
@@ -99,38 +238,27 @@ auto renamed_atoms(const E& e) {
 /// Example: `auto q4 = q.view<batch, num_tokens, num_heads, head_dim>();`
 template <Axis... To, class Value, class Layout, Axis... From>
 auto view(basic_tensor<Value, Layout, From...> x) {
-    // With run-time axes, the static parts must agree, and the regroup rule below compares the rest.
-    constexpr bool count_ok = detail::static_numel_v<From...> == detail::static_numel_v<To...> ||
-                              extents<From...>::rank_dynamic != extents<To...>::rank_dynamic;
-    static_assert(
-        diag::expect<count_ok, detail::described<diag::from_axes, From...>, detail::described<diag::to_axes, To...>,
-                     diag::element_counts<diag::numbers<detail::static_numel_v<From...>, detail::static_numel_v<To...>>>>,
-        "shaped::view<To...>(x): the element count must not change; the new axes' extents must "
-        "multiply to the old ones' product");
-    if constexpr (count_ok) {
-        constexpr bool contiguous_ok = std::is_same_v<Layout, layout::contiguous>;
-        static_assert(diag::expect<contiguous_ok, detail::described<diag::tensor_axes, From...>>,
-                      "shaped::view<To...>(x): view size is not compatible with input tensor's size and "
-                      "stride: x was transposed, so it is not contiguous; call x.contiguous().view<...>() "
-                      "or x.reshape<...>()");
-        if constexpr (contiguous_ok) {
-            constexpr bool regroup_ok = detail::view_regroups(hana::tuple_t<From...>, hana::tuple_t<To...>);
-            static_assert(diag::expect<regroup_ok, detail::described<diag::from_axes, From...>,
-                                       detail::described<diag::to_axes, To...>>,
-                          "shaped::view<To...>(x): view only splits and merges adjacent axes, in order, so "
-                          "the axes must be the same factors in the same order; to move an axis, transpose "
-                          "first (e.g. view to (b, num_tokens, num_heads, head_dim), then transpose<1, 2>()); "
-                          "to give an axis another name, use rename<...>()");
-            if constexpr (regroup_ok)
-                return detail::relabel<Value, To...>(std::move(x).storage(), x.shape.dynamic());
-            else
-                return diag::failed_shape_check{};
-        } else {
-            return diag::failed_shape_check{};
-        }
-    } else {
+    using c = detail::view_check<false, Layout, detail::axis_pack<From...>, detail::axis_pack<To...>>;
+    using m = detail::regroup_miss;
+    static_assert(diag::expect<c::count_ok, typename c::from_t, typename c::to_t, typename c::counts_t>,
+                  "shaped::view" SHAPED_DETAIL_COUNT_HINT);
+    static_assert(diag::expect<!c::count_ok || c::contiguous_ok, detail::described<diag::tensor_axes, From...>>,
+                  "shaped::view<To...>(x): view size is not compatible with input tensor's size and stride: x was "
+                  "transposed, so it is not contiguous; call x.contiguous().view<...>() or x.reshape<...>()");
+    static_assert(diag::expect<!c::missed(m::split_reordered), typename c::from_t, typename c::to_t, typename c::after_t>,
+                  "shaped::view" SHAPED_DETAIL_SPLIT_REORDERED_HINT);
+    static_assert(diag::expect<!c::missed(m::transpose_after), typename c::from_t, typename c::to_t, typename c::after_t>,
+                  "shaped::view" SHAPED_DETAIL_TRANSPOSE_AFTER_HINT);
+    static_assert(diag::expect<!c::missed(m::transpose_first), typename c::from_t, typename c::to_t, typename c::first_t>,
+                  "shaped::view" SHAPED_DETAIL_TRANSPOSE_FIRST_HINT);
+    static_assert(diag::expect<!c::missed(m::merged_back_out_first), typename c::from_t, typename c::to_t>,
+                  "shaped::view" SHAPED_DETAIL_MERGED_BACK_OUT_HINT);
+    static_assert(diag::expect<!c::missed(m::other_axes), typename c::from_t, typename c::to_t>,
+                  "shaped::view" SHAPED_DETAIL_OTHER_AXES_HINT);
+    if constexpr (c::ok)
+        return detail::view_unchecked<Value, To...>(std::move(x));
+    else
         return diag::failed_shape_check{};
-    }
 }
 
 /// `view` for a tensor of any layout: PyTorch's `reshape`, which copies when the input is not contiguous.
@@ -140,9 +268,32 @@ auto view(basic_tensor<Value, Layout, From...> x) {
 /// Example: `auto c = context_vec.transpose<1, 2>().reshape<batch, num_tokens, d_out>();`
 template <Axis... To, class Value, class Layout, Axis... From>
 auto reshape(basic_tensor<Value, Layout, From...> x) {
-    const auto e = x.shape;
-    return view<To...>(tensor<Value, From...>(detail::adopt_tag{}, e, std::move(x).storage()));
+    using c = detail::view_check<true, Layout, detail::axis_pack<From...>, detail::axis_pack<To...>>;
+    using m = detail::regroup_miss;
+    static_assert(diag::expect<c::count_ok, typename c::from_t, typename c::to_t, typename c::counts_t>,
+                  "shaped::reshape" SHAPED_DETAIL_COUNT_HINT);
+    static_assert(diag::expect<!c::missed(m::split_reordered), typename c::from_t, typename c::to_t, typename c::after_t>,
+                  "shaped::reshape" SHAPED_DETAIL_SPLIT_REORDERED_HINT);
+    static_assert(diag::expect<!c::missed(m::transpose_after), typename c::from_t, typename c::to_t, typename c::after_t>,
+                  "shaped::reshape" SHAPED_DETAIL_TRANSPOSE_AFTER_HINT);
+    static_assert(diag::expect<!c::missed(m::transpose_first), typename c::from_t, typename c::to_t, typename c::first_t>,
+                  "shaped::reshape" SHAPED_DETAIL_TRANSPOSE_FIRST_HINT);
+    static_assert(diag::expect<!c::missed(m::merged_back_out_first), typename c::from_t, typename c::to_t>,
+                  "shaped::reshape" SHAPED_DETAIL_MERGED_BACK_OUT_HINT);
+    static_assert(diag::expect<!c::missed(m::other_axes), typename c::from_t, typename c::to_t>,
+                  "shaped::reshape" SHAPED_DETAIL_OTHER_AXES_HINT);
+    if constexpr (c::ok)
+        return detail::view_unchecked<Value, To...>(std::move(x));
+    else
+        return diag::failed_shape_check{};
 }
+
+#undef SHAPED_DETAIL_COUNT_HINT
+#undef SHAPED_DETAIL_SPLIT_REORDERED_HINT
+#undef SHAPED_DETAIL_TRANSPOSE_AFTER_HINT
+#undef SHAPED_DETAIL_TRANSPOSE_FIRST_HINT
+#undef SHAPED_DETAIL_MERGED_BACK_OUT_HINT
+#undef SHAPED_DETAIL_OTHER_AXES_HINT
 
 /// The same elements with each axis renamed, one for one: the explicit rename that `view` never does.
 ///
