@@ -28,6 +28,7 @@ import threading
 PAGES = [
     ("01-quick-start.html", "Quick start", 5, 'class="md-nav', "manual_seed"),
     ("10-reading-errors.html", "Reading compile errors", 60, 'class="md-nav', "static assertion failed"),
+    ("12-own-module.html", "Writing your own module", 5, 'class="md-nav', "shaped::TensorOf"),
     ("api.html", "API reference", 0, 'class="md-nav', "Doxygen"),
     ("api/namespaceshaped.html", "shaped", 0, 'id="nav-tree"', "scaled_dot_product_attention"),
     ("api/classshaped_1_1nn_1_1multi__head__attention.html", "multi_head_attention", 0, 'id="nav-tree"',
