@@ -240,6 +240,19 @@ constexpr mismatch broadcast_mismatch(axis_pack<L...>, axis_pack<R...>) {
         return mismatch_of<axis_at_t<nl - n + i, L...>, axis_at_t<nr - n + i, R...>>();
 }
 
+/// Why two lists do not broadcast, for the hint: a merged axis of the same factors in another order, the same
+/// axes in another order, or anything else (`none` when they broadcast). The elementwise ops and
+/// `masked_fill` choose their message by it.
+enum class broadcast_miss { none, factors_reordered, permuted, other };
+
+template <class... L, class... R>
+constexpr broadcast_miss broadcast_miss_of(axis_pack<L...> l, axis_pack<R...> r) {
+    if (broadcast_lhs<L...>::template first_mismatch<R...>() < 0) return broadcast_miss::none;
+    if (broadcast_mismatch(l, r) == mismatch::factors_reordered) return broadcast_miss::factors_reordered;
+    if (permutation_of(l, r)) return broadcast_miss::permuted;
+    return broadcast_miss::other;
+}
+
 // Which operand each axis of a broadcast result comes from (the one that is not `one`), and which aligned
 // pairs of axes must agree at run time (those where neither is `one`).
 template <class L, class R>

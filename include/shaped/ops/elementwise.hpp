@@ -31,9 +31,9 @@ void check_all_meet(std::string_view op, const EA& a, const EB& b) {
 template <class... A, class... B>
 constexpr bool check_broadcast(axis_pack<A...>, axis_pack<B...>) {
     constexpr bool ok = broadcast_lhs<A...>::template first_mismatch<B...>() < 0;
-    constexpr bool reordered =
-        !ok && broadcast_mismatch(axis_pack<A...>{}, axis_pack<B...>{}) == mismatch::factors_reordered;
-    constexpr bool permuted = !ok && !reordered && permutation_of(axis_pack<A...>{}, axis_pack<B...>{});
+    constexpr broadcast_miss miss = broadcast_miss_of(axis_pack<A...>{}, axis_pack<B...>{});
+    constexpr bool reordered = miss == broadcast_miss::factors_reordered;
+    constexpr bool permuted = miss == broadcast_miss::permuted;
     using la = described<diag::lhs_axes, A...>;
     using rb = described<diag::rhs_axes, B...>;
     static_assert(diag::expect<!reordered, la, rb>,

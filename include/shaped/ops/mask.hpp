@@ -190,11 +190,9 @@ auto masked_fill(basic_tensor<Value, LX, X...> x, const basic_tensor<M, LM, MA..
                   "the cached tokens: narrow<0, num_tokens>(mask, cached_before, n).slice<num_tokens, "
                   "cached<num_tokens>>(n, cached_before + n)");
     // A merged axis tiled in the other order (repeat for repeat_interleave), or the right axes transposed.
-    constexpr bool reordered = !ok && !cache_mask &&
-                               detail::broadcast_mismatch(detail::axis_pack<X...>{}, detail::axis_pack<MA...>{}) ==
-                                   detail::mismatch::factors_reordered;
-    constexpr bool permuted =
-        !ok && !cache_mask && !reordered && detail::permutation_of(detail::axis_pack<X...>{}, detail::axis_pack<MA...>{});
+    constexpr auto miss = detail::broadcast_miss_of(detail::axis_pack<X...>{}, detail::axis_pack<MA...>{});
+    constexpr bool reordered = !ok && !cache_mask && miss == detail::broadcast_miss::factors_reordered;
+    constexpr bool permuted = !ok && !cache_mask && miss == detail::broadcast_miss::permuted;
     static_assert(diag::expect<!reordered, xa, ma>,
                   "shaped::masked_fill(x, mask, value): mask's axes, aligned from the right, must be the same axes as "
                   "x's; a merged axis has the same factors in another order (merged<a, b> against merged<b, a>): "
