@@ -167,6 +167,13 @@ public:
         return t;
     }
 
+    /// The extents of data from outside whose sizes are `sizes`, outermost first: a static axis must have its
+    /// extent, a run-time axis takes its size, checked against its bound. Throws `shape_error` naming `op`, the
+    /// type's shape and `sizes` otherwise. For loaders, which check a file's shape before allocating for it.
+    static extents_type checked_extents(std::string_view op, const std::array<std::size_t, rank>& sizes) {
+        return from_sizes(op, sizes);
+    }
+
     /// Same axes from another layout: a strided tensor becomes contiguous only through `contiguous()`.
     /// Different axes never convert: assigning a `(batch, num_tokens, cat(d_out, d_out, d_out))` result
     /// to a `(batch, num_tokens, d_out)` tensor fails to compile and names both shapes; so does a static

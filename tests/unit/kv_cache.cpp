@@ -143,3 +143,24 @@ TEST_CASE("the cache's keys are their own axis: scores of new queries against ca
           "shaped::narrow<Dim, To>(x, start, length): expected 1 <= length <= 8 (num_tokens's bound) and start + length "
           "<= 8 (context_length), got start = 6, length = 3");
 }
+
+TEST_CASE("kv_cache::append refuses values whose batch or token count is not the keys'") {
+    // Before, the values were copied with the keys' extents: shorter values were read past their end.
+    struct heads : shaped::axis<"num_heads", 2> {};
+    struct head_dim : shaped::axis<"head_dim", 3> {};
+    struct context : shaped::axis<"context_length", 8> {};
+    nn::kv_cache<heads, head_dim, context> cache;
+    const auto keys = torch::rand<batch, tokens, heads, head_dim>(1, 3);
+    const auto shorter = torch::rand<batch, tokens, heads, head_dim>(1, 2);
+    const auto longer = torch::rand<batch, tokens, heads, head_dim>(1, 4);
+    const auto wider = torch::rand<batch, tokens, heads, head_dim>(2, 3);
+    const std::string expected = "shaped::nn::kv_cache::append(keys, values): expected values of the keys' shape " +
+                                 keys.shape.text() + ", got ";
+    CHECK(thrown([&] { (void)cache.append(keys, shorter); }) == expected + shorter.shape.text());
+    CHECK(thrown([&] { (void)cache.append(keys, longer); }) == expected + longer.shape.text());
+    CHECK(thrown([&] { (void)cache.append(keys, wider); }) == expected + wider.shape.text());
+    CHECK(cache.size() == 0);  // nothing was stored
+    const auto [k, v] = cache.append(keys, keys);
+    CHECK(cache.size() == 3);
+    CHECK(shaped::max_abs_diff(k, v) == 0.0);
+}

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include <shaped/io/gpt2_weights.hpp>
 #include <shaped/io/npy.hpp>
 #include <shaped/io/state_dict.hpp>
@@ -178,7 +180,7 @@ TEST_CASE("a file that is not a safetensors file, or lies about its tensors, thr
     CHECK(fails("past", past) == "shaped::safetensors: " + tmp +
                                      "past: the header length, 100 bytes, runs past the end of the file (10 bytes)");
     CHECK(fails("json", safetensors_bytes("{nope", 0)).find(tmp + "json: the header is not JSON (") != std::string::npos);
-    CHECK(fails("array", safetensors_bytes("[1, 2]", 0)) == "shaped::safetensors: " + tmp + "array: the header is not a JSON object");
+    CHECK(fails("array", safetensors_bytes("[1, 2]", 0)) == "shaped::safetensors: " + tmp + "array: the header does not begin with '{'");
     CHECK(fails("dtype", safetensors_bytes(R"({"w":{"dtype":"F12","shape":[2],"data_offsets":[0,8]}})", 8)) ==
           "shaped::safetensors: " + tmp + "dtype: w: unknown dtype \"F12\"");
     CHECK(fails("outside", safetensors_bytes(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 8)) ==
@@ -298,5 +300,251 @@ TEST_CASE("load_npy: NumPy's files with their shape checked, every bad file refu
     const std::string huge = magic + header + std::string(16, '\0');
     const temp_file huge_file("huge.npy", std::vector<char>(huge.begin(), huge.end()));
     CHECK(thrown<io::file_error>([&] { (void)io::load_npy<float, d_out, d_out>(huge_file.path); })
-              .find("needs more bytes than the file has") != std::string::npos);
+              .find("has more elements than any file holds") != std::string::npos);
+}
+
+namespace {
+
+// The bytes of a .npy file: magic, version, the header's length (2 bytes in 1.0, 4 in 2.0 and 3.0), the
+// header as given (no padding added), then `data` bytes of zeros.
+std::vector<char> npy_bytes(int major, const std::string& header, std::size_t data) {
+    std::string b = std::string("\x93NUMPY", 6) + static_cast<char>(major) + '\0';
+    const std::size_t n = header.size();
+    for (std::size_t i = 0; i < (major == 1 ? 2u : 4u); ++i) b += static_cast<char>((n >> (8 * i)) & 0xff);
+    b += header;
+    b.append(data, '\0');
+    return {b.begin(), b.end()};
+}
+
+// A header dict padded with spaces and a newline to `length` bytes, as NumPy pads it.
+std::string padded(std::string dict, std::size_t length) {
+    dict.append(length - dict.size() - 1, ' ');
+    return dict + '\n';
+}
+
+}  // namespace
+
+TEST_CASE("load_npy reads NumPy's header grammar itself: long headers, every version, strict integers") {
+    struct two : shaped::axis<"two", 2> {};
+    struct three : shaped::axis<"three", 3> {};
+    const std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
+    // Header lengths whose low byte is 0x80 or more: xtensor's reader read them through a signed char.
+    for (const auto& [major, length] : std::vector<std::pair<int, std::size_t>>{{1, 134}, {1, 166}, {2, 154}, {3, 200}, {1, 1000}}) {
+        const temp_file f("long_header.npy", npy_bytes(major, padded(dict, length), 24));
+        const auto t = io::load_npy<float, two, three>(f.path);
+        CHECK(t.at(1, 2) == 0.0f);
+    }
+    // Python's literal forms that NumPy accepts: double quotes, no trailing comma, keys in any order,
+    // whitespace anywhere between tokens, a one-tuple with its comma.
+    struct six : shaped::axis<"six", 6> {};
+    for (const std::string h : {R"({"shape": (2, 3), "descr": "<f4", "fortran_order": False})",
+                                "{ 'fortran_order' :False,'shape':( 2 ,3 , ),'descr':'<f4' }\n"}) {
+        const temp_file f("forms.npy", npy_bytes(1, h, 24));
+        CHECK(io::load_npy<float, two, three>(f.path).numel() == 6);
+    }
+    {
+        const temp_file f("one_tuple.npy", npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (6,)}", 24));
+        CHECK(io::load_npy<float, six>(f.path).numel() == 6);
+    }
+    const auto refused = [](const std::string& name, const std::vector<char>& bytes) {
+        const temp_file f(name, bytes);
+        const std::string what = thrown<io::file_error>([&] { (void)io::load_npy<float, two, three>(f.path); });
+        CHECK(what.rfind("shaped::load_npy: " + f.path + ": ", 0) == 0);
+        return what.substr(std::min(what.size(), std::string("shaped::load_npy: ").size() + f.path.size() + 2));
+    };
+    const auto with_shape = [&](const std::string& shape) {
+        return npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }\n", 24);
+    };
+    CHECK(refused("float_extent.npy", with_shape("(2.9, 3)")) ==
+          "the header is not a .npy header (the shape holds '2.9', which is not a non-negative integer)");
+    CHECK(refused("suffix_extent.npy", with_shape("(2abc, 3)")) ==
+          "the header is not a .npy header (the shape holds '2abc', which is not a non-negative integer)");
+    CHECK(refused("negative_extent.npy", with_shape("(-2, 3)")) ==
+          "the header is not a .npy header (the shape holds '-2', which is not a non-negative integer)");
+    CHECK(refused("leading_zero.npy", with_shape("(02, 3)")) ==
+          "the header is not a .npy header (the shape holds '02', which is not a non-negative integer)");
+    CHECK(refused("not_a_tuple.npy", with_shape("(6)")) ==
+          "the header is not a .npy header ('shape' is (n), an integer, not the tuple (n,))");
+    CHECK(refused("list_shape.npy", with_shape("[2, 3]")) == "the header is not a .npy header ('shape' is not a tuple)");
+    CHECK(refused("overflow.npy", with_shape("(99999999999999999999, 3)")) ==
+          "the header is not a .npy header (the extent 99999999999999999999 does not fit in 64 bits)");
+    CHECK(refused("empty_header.npy", npy_bytes(1, "", 0)) == "the header is empty");
+    CHECK(refused("twice.npy", npy_bytes(1, "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)}", 24)) ==
+          "the header is not a .npy header (the key 'descr' is given twice)");
+    CHECK(refused("missing_key.npy", npy_bytes(1, "{'descr': '<f4', 'shape': (2, 3)}", 24)) ==
+          "the header is not a .npy header (the key 'fortran_order' is missing (a header has descr, fortran_order and shape))");
+    CHECK(refused("other_key.npy", npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'x': 1}", 24)) ==
+          "the header is not a .npy header (unexpected key 'x' (a header has descr, fortran_order and shape))");
+    CHECK(refused("after_dict.npy", npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)} 1", 24)) ==
+          "the header is not a .npy header (bytes after the header's dict)");
+    CHECK(refused("order.npy", npy_bytes(1, "{'descr': '<f4', 'fortran_order': 0, 'shape': (2, 3)}", 24)) ==
+          "the header is not a .npy header ('fortran_order' is not True or False)");
+    CHECK(refused("version.npy", npy_bytes(4, padded(dict, 64), 24)) ==
+          "not a .npy file (version 4.0; NumPy writes 1.0, 2.0 and 3.0)");
+    // 13 bytes whose 4-byte length says 0x80000000: refused at once, nothing allocated (xtensor's reader
+    // allocated 8 GB first).
+    auto thirteen = npy_bytes(2, "", 1);
+    thirteen[11] = '\x80';
+    CHECK(refused("thirteen.npy", thirteen) == "the header's length, 2147483648 bytes, is over NumPy's bound of 10000");
+    auto past_end = npy_bytes(1, "{}", 0);
+    past_end[8] = '\x10';
+    CHECK(refused("past_end.npy", past_end) == "the header's length, 16 bytes, runs past the end of the 12-byte file");
+    CHECK(refused("tiny.npy", {'\x93', 'N'}) == "not a .npy file (2 bytes; the magic and lengths take 10)");
+    // A run-time axis takes the file's extent, checked against its bound before the elements are allocated.
+    CHECK(thrown<shaped::shape_error>([&] {
+              const temp_file f("too_long.npy", with_shape("(2, 3)"));
+              (void)io::load_npy<float, two, two>(f.path);
+          }).find("expected (two=2, two=2), got (2, 3)") != std::string::npos);
+    // A FIFO or a directory is refused before it is opened: opening a FIFO would wait for a writer.
+    const std::string fifo = (std::filesystem::temp_directory_path() / "shaped_test_fifo.npy").string();
+    std::remove(fifo.c_str());
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    CHECK(thrown<io::file_error>([&] { (void)io::load_npy<float, two, three>(fifo); }) ==
+          "shaped::load_npy: " + fifo + ": not a regular file");
+    std::remove(fifo.c_str());
+    const std::string folder = std::filesystem::temp_directory_path().string();
+    CHECK(thrown<io::file_error>([&] { (void)io::load_npy<float, two, three>(folder); }) ==
+          "shaped::load_npy: " + folder + ": not a regular file");
+}
+
+TEST_CASE("safetensors files that the reference reader refuses are refused, each naming the file and the rule") {
+    const auto fails = [](const std::string& name, const std::vector<char>& bytes) {
+        const temp_file f(name, bytes);
+        const std::string what = thrown<io::file_error>([&] { io::safetensors_file s(f.path); });
+        CHECK(what.rfind("shaped::safetensors: " + f.path + ": ", 0) == 0);
+        return what.substr(std::min(what.size(), std::string("shaped::safetensors: ").size() + f.path.size() + 2));
+    };
+    const std::string a = R"("a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]})";
+    CHECK(fails("hole", safetensors_bytes("{" + a + R"(,"b":{"dtype":"F32","shape":[1],"data_offsets":[12,16]}})", 16)) ==
+          "bytes 8 to 12 of the data belong to no tensor (between a and b)");
+    CHECK(fails("before", safetensors_bytes(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8)) ==
+          "bytes 0 to 4 of the data belong to no tensor (before a)");
+    CHECK(fails("after", safetensors_bytes("{" + a + "}", 12)) ==
+          "4 bytes after the last tensor belong to no tensor (the data ends at 8, the file 12 bytes after its header)");
+    CHECK(fails("metadata_list", safetensors_bytes(R"({"__metadata__":["x"],)" + a + "}", 8)) ==
+          "__metadata__ is not a map of strings to strings");
+    CHECK(fails("metadata_number", safetensors_bytes(R"({"__metadata__":{"format":1},)" + a + "}", 8)) ==
+          "__metadata__: format is not a string but 1");
+    CHECK(fails("nul", safetensors_bytes(std::string("{" + a + "}") + std::string(4, '\0'), 8)) ==
+          "the header holds a NUL byte (it is JSON, padded with spaces, never with NULs)");
+    CHECK(fails("twice", safetensors_bytes("{" + a + "," + a + "}", 8)) == "the key \"a\" is given twice in the header");
+    CHECK(fails("start", safetensors_bytes(" {" + a + "}", 8)) == "the header does not begin with '{'");
+    CHECK(fails("empty_header", safetensors_bytes("", 0)) == "the header does not begin with '{'");
+    // Nested 100,000 deep in 200 KB: refused at the fourth level, without recursion (before, the message was
+    // built with json::dump(), which recursed once per level and overflowed the stack).
+    const std::string deep = R"({"w":{"dtype":"F32","shape":)" + std::string(100000, '[') + std::string(100000, ']') +
+                             R"(,"data_offsets":[0,0]}})";
+    CHECK(fails("deep", safetensors_bytes(deep, 0)) == "the header nests values deeper than a tensor's shape (depth 4)");
+    CHECK(fails("deep_metadata", safetensors_bytes(R"({"__metadata__":{"a":{"b":{}}}})", 0)) ==
+          "the header nests values deeper than a tensor's shape (depth 4)");
+    // What the reference accepts: trailing spaces, an empty file of tensors, metadata of strings, zero-size tensors.
+    for (const std::string& header : {"{" + a + "}      ", R"({"__metadata__":{"format":"pt"},)" + a + "}",
+                                     R"({"e":{"dtype":"F32","shape":[0],"data_offsets":[0,0]},)" + a + "}"}) {
+        const temp_file f("accepted.safetensors", safetensors_bytes(header, 8));
+        CHECK(io::safetensors_file(f.path).find("a") != nullptr);
+    }
+    const temp_file none("none.safetensors", safetensors_bytes("{}", 0));
+    CHECK(io::safetensors_file(none.path).entries().empty());
+    // A FIFO is refused at once: opening it for reading would wait for a writer.
+    const std::string fifo = (std::filesystem::temp_directory_path() / "shaped_test_fifo.safetensors").string();
+    std::remove(fifo.c_str());
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    CHECK(thrown<io::file_error>([&] { io::safetensors_file s(fifo); }) == "shaped::safetensors: " + fifo + ": not a regular file");
+    std::remove(fifo.c_str());
+    // The writer refuses what the reader would.
+    const std::vector<float> w(2, 1.0f);
+    CHECK_THROWS_AS(io::save_safetensors(none.path, {{"a", {2}, w}, {"a", {2}, w}}), std::invalid_argument);
+}
+
+namespace {
+
+// Every tensor of a safetensors file of F32 tensors, to write again with changes.
+std::vector<std::pair<io::safetensors_entry, std::vector<float>>> tensors_of(const io::safetensors_file& f) {
+    std::vector<std::pair<io::safetensors_entry, std::vector<float>>> all;
+    for (const auto& e : f.entries()) {
+        std::vector<float> v(e.numel());
+        std::memcpy(v.data(), f.bytes(e).data(), f.bytes(e).size());
+        all.emplace_back(e, std::move(v));
+    }
+    return all;
+}
+
+void write(const std::string& path, const std::vector<std::pair<io::safetensors_entry, std::vector<float>>>& all) {
+    std::vector<io::safetensors_tensor> t;
+    for (const auto& [e, v] : all) t.push_back({e.name, e.shape, v});
+    io::save_safetensors(path, t);
+}
+
+}  // namespace
+
+TEST_CASE("load_gpt2_weights is all or nothing and skips only the mask buffers of the model's blocks") {
+    const auto all = tensors_of(io::safetensors_file(gpt2_file));
+    nn::gpt_model<tiny> model(nn::skip_init);
+    const auto untouched = [&] {
+        for (std::size_t i = 0; i < model.tok_emb.weight.numel(); ++i)
+            if (model.tok_emb.weight.data()[i] != 7.0f) return false;
+        for (std::size_t i = 0; i < model.trf_blocks[1].att.W_query.weight.numel(); ++i)
+            if (model.trf_blocks[1].att.W_query.weight.data()[i] != 7.0f) return false;
+        return true;
+    };
+    std::fill_n(model.tok_emb.weight.data(), model.tok_emb.weight.numel(), 7.0f);
+    std::fill_n(model.trf_blocks[1].att.W_query.weight.data(), model.trf_blocks[1].att.W_query.weight.numel(), 7.0f);
+    // An lm_head.weight stored transposed: before, it was found after every other weight had been copied.
+    auto with_head = all;
+    io::safetensors_entry head;
+    head.name = "lm_head.weight";
+    head.shape = {64, 97};
+    with_head.emplace_back(head, std::vector<float>(64 * 97, 0.5f));
+    const temp_file f("head.safetensors", {});
+    write(f.path, with_head);
+    CHECK(thrown<shaped::shape_error>([&] { io::load_gpt2_weights(model, io::safetensors_file(f.path)); }) ==
+          "shaped::io::safetensors_file::read(" + f.path + "): lm_head.weight: expected (vocab_size=97, emb_dim=64), got (64, 97)");
+    CHECK(untouched());
+    // A misshapen weight of the last block: nothing of the earlier ones is written either.
+    auto bad_last = all;
+    for (auto& [e, v] : bad_last)
+        if (e.name == "h.1.mlp.c_proj.bias") {
+            e.shape = {2, 32};
+        }
+    write(f.path, bad_last);
+    CHECK(thrown<shaped::shape_error>([&] { io::load_gpt2_weights(model, io::safetensors_file(f.path)); })
+              .find("h.1.mlp.c_proj.bias: expected (emb_dim=64), got (2, 32)") != std::string::npos);
+    CHECK(untouched());
+    // Mask buffers: those of the model's blocks in their shape are skipped; one of a block the model does not
+    // have, or of another shape, is an unexpected key.
+    for (const auto& [name, shape] : std::vector<std::pair<std::string, std::vector<std::size_t>>>{
+             {"h.2.attn.bias", {1, 1, 16, 16}}, {"h.0.attn.masked_bias", {1}}, {"h.10.attn.masked_bias", {}}}) {
+        auto extra = all;
+        io::safetensors_entry e;
+        e.name = name;
+        e.shape = shape;
+        std::size_t n = 1;
+        for (auto d : shape) n *= d;
+        extra.emplace_back(e, std::vector<float>(n, 1.0f));
+        write(f.path, extra);
+        CHECK(thrown<io::file_error>([&] { io::load_gpt2_weights(model, io::safetensors_file(f.path)); }) ==
+              "shaped::load_gpt2_weights: " + f.path + ": not a GPT-2 checkpoint of this configuration (2 layers); "
+              "unexpected key(s): \"" + name + "\"");
+        CHECK(untouched());
+    }
+    auto with_masked_bias = all;
+    io::safetensors_entry masked;
+    masked.name = "h.1.attn.masked_bias";
+    with_masked_bias.emplace_back(masked, std::vector<float>{-1e4f});
+    write(f.path, with_masked_bias);
+    io::load_gpt2_weights(model, io::safetensors_file(f.path));
+    CHECK(!untouched());
+}
+
+TEST_CASE("load_state_dict is all or nothing: a misshapen last key leaves every parameter as it was") {
+    struct d : shaped::axis<"d", 4> {};
+    struct e : shaped::axis<"e", 3> {};
+    nn::linear<d, e> layer(nn::skip_init);
+    std::fill_n(layer.weight.data(), layer.weight.numel(), 7.0f);
+    const std::vector<float> w(12, 0.5f), b(4, 0.5f);
+    const temp_file f("misshapen_bias.safetensors", {});
+    io::save_safetensors(f.path, {{"weight", {3, 4}, w}, {"bias", {4}, b}});  // bias of 4, not 3
+    CHECK(thrown<shaped::shape_error>([&] { io::load_state_dict(layer, io::safetensors_file(f.path)); }) ==
+          "shaped::io::safetensors_file::read(" + f.path + "): bias: expected (e=3), got (4)");
+    for (std::size_t i = 0; i < layer.weight.numel(); ++i) CHECK(layer.weight.data()[i] == 7.0f);
 }

@@ -50,7 +50,9 @@ struct gpt2_key {
 /// `.bias`; `ln_f.weight`/`.bias`. Keys may all begin with `transformer.`. The weights of these Conv1D layers
 /// are stored `(in, out)`, the transpose of `nn.Linear`'s `(out, in)`: each is transposed on the way in.
 /// `out_head` is tied to `wte` (its copy), unless the file has an `lm_head.weight` of its own. The causal-mask
-/// buffers `h.N.attn.bias` and `h.N.attn.masked_bias` are not weights and are skipped.
+/// buffers `h.N.attn.bias` (1, 1, context_length, context_length) and `h.N.attn.masked_bias` (a scalar) of
+/// the model's blocks are not weights and are skipped; any other key is unexpected. All or nothing: every
+/// key, dtype and shape is checked before the first weight is written, so an error leaves the model as it was.
 /// Shapes: the model's configuration must be the checkpoint's (`nn::gpt2_small` for `gpt2`).
 /// Element type: F32, or F16/BF16 converted.
 /// Errors: compile time, a configuration without `qkv_bias` (the checkpoints have query, key and value
@@ -94,28 +96,48 @@ void load_gpt2_weights(nn::gpt_model<Config>& model, const safetensors_file& fil
         expected.push_back({h + "mlp.c_proj.bias", {E}, "(" + e + ")"});
     }
 
-    // Names first, every missing and unknown key at once; dtypes before anything is copied.
+    // Everything before anything is copied, so that an error leaves the model as it was: the names (every
+    // missing and unknown key at once), then each tensor's dtype and extents, lm_head's among them.
+    const std::string lm_head = "lm_head.weight";
+    const safetensors_entry* head = file.find(prefix + lm_head);
+    if (!head) head = file.find(lm_head);
     std::set<std::string> known;
     std::vector<std::string> missing, unexpected;
     for (const auto& k : expected) {
         known.insert(prefix + k.name);
-        if (const auto* entry = file.find(prefix + k.name))
-            file.check_dtype<float>(*entry);
-        else
-            missing.push_back(prefix + k.name);
+        if (!file.find(prefix + k.name)) missing.push_back(prefix + k.name);
     }
-    const std::string lm_head = "lm_head.weight";
-    for (const auto& entry : file.entries()) {
-        const std::string_view name = entry.name;
-        const bool mask_buffer = name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias");
-        if (!known.count(entry.name) && !mask_buffer && entry.name != lm_head) unexpected.push_back(entry.name);
-    }
+    // The causal-mask buffers that older checkpoints carry, one pair per block: h.N.attn.bias (1, 1, C, C) of
+    // ones and zeros, h.N.attn.masked_bias a scalar. Only those of the model's blocks, in those shapes.
+    const auto mask_buffer = [&](const safetensors_entry& entry) {
+        for (std::size_t n = 0; n < Config::n_layers; ++n) {
+            const std::string h = prefix + "h." + std::to_string(n) + ".attn.";
+            const bool number = entry.dtype == "F32" || entry.dtype == "F16" || entry.dtype == "BF16";
+            if (entry.name == h + "bias")
+                return (number || entry.dtype == "U8" || entry.dtype == "BOOL") &&
+                       entry.shape == std::vector<std::size_t>{1, 1, C, C};
+            if (entry.name == h + "masked_bias") return number && entry.shape.empty();
+        }
+        return false;
+    };
+    for (const auto& entry : file.entries())
+        if (!known.count(entry.name) && &entry != head && !mask_buffer(entry)) unexpected.push_back(entry.name);
     if (!missing.empty() || !unexpected.empty()) {
         std::string problem = "not a GPT-2 checkpoint of this configuration (" + std::to_string(Config::n_layers) +
                               " layers)";
         if (!missing.empty()) problem += "; missing key(s): " + detail::key_list(missing);
         if (!unexpected.empty()) problem += "; unexpected key(s): " + detail::key_list(unexpected);
         throw file_error("load_gpt2_weights", file.path(), problem);
+    }
+    for (const auto& k : expected) {
+        const auto& entry = *file.find(prefix + k.name);
+        file.check_dtype<float>(entry);
+        file.check_extents(entry, k.shape, k.text);
+    }
+    if (head) {
+        file.check_dtype<float>(*head);
+        file.check_extents(*head, model.out_head.weight.shape.sizes(),
+                           "(vocab_size=" + std::to_string(V) + ", " + e + ")");
     }
 
     std::vector<float> buffer;
@@ -156,10 +178,8 @@ void load_gpt2_weights(nn::gpt_model<Config>& model, const safetensors_file& fil
         detail::transpose_into(read(expected[i++]), 4 * E, E, proj.weight.data());
         copy(expected[i++], *proj.bias);
     }
-    if (const auto* head = file.find(prefix + lm_head); head || file.find(lm_head)) {
-        const auto* entry = head ? head : file.find(lm_head);
-        file.check_dtype<float>(*entry);
-        file.read(*entry, model.out_head.weight);
+    if (head) {
+        file.read(*head, model.out_head.weight);
     } else {
         std::copy_n(model.tok_emb.weight.data(), model.tok_emb.weight.numel(), model.out_head.weight.data());
     }

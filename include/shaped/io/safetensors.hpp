@@ -69,7 +69,8 @@ inline std::string dims_text(const std::vector<std::size_t>& dims) { return shap
 class mapped_file {
 public:
     mapped_file(const std::string& reader, const std::string& path) {
-        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer; it is refused below.
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0) throw file_error(reader, path, std::string("cannot open: ") + std::strerror(errno));
         struct stat st {};
         if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -133,11 +134,16 @@ struct safetensors_entry {
 /// Shapes: each entry's extents, as the file states them; `read` copies a tensor into one of the same
 /// extents. Element type: F32, F16 and BF16 read into float tensors (F16 and BF16 converted exactly), F64
 /// into double ones, I64 into `std::int64_t` ones; other pairings are refused.
-/// Errors: thrown, `file_error` naming the file when it cannot be opened or is not a safetensors file: shorter
-/// than its 8-byte header length, a header length past the end of the file, a header that is not a JSON
-/// object, an entry without a known dtype, a shape or two offsets, offsets outside the data or in the wrong
-/// order, a byte count other than the shape and dtype give, two tensors that overlap. Everything is checked
-/// when the file is opened, so that nothing is ever read outside the mapping. `read` throws `file_error` for a
+/// Errors: thrown, `file_error` naming the file when it cannot be opened, is not a regular file (a FIFO is
+/// refused without waiting for a writer), or is not a safetensors file as the reference reader
+/// (huggingface/safetensors' `validate`) defines one: shorter than its 8-byte header length, a header length
+/// past the end of the file or over 100,000,000 bytes, a header that does not begin with '{', holds a NUL
+/// byte or is not a JSON object, a key given twice, a value nested deeper than a shape, a `__metadata__` that
+/// is not a map of strings to strings, an entry without a known dtype, a shape or two offsets, offsets
+/// outside the data or in the wrong order, a byte count other than the shape and dtype give, two tensors that
+/// overlap, bytes of the data that belong to no tensor (a hole, or bytes after the last one). Everything is
+/// checked when the file is opened, so that nothing is ever read outside the mapping; no check recurses on a
+/// depth the file chooses. `read` throws `file_error` for a
 /// missing key or a dtype the tensor cannot take, and `shape_error` (naming the file and the key, the
 /// expected extents with their axis names, and the file's) for other extents.
 /// Source: the safetensors format (huggingface/safetensors), as `safetensors.torch.load_file` reads it.
@@ -201,7 +207,9 @@ public:
         }
     }
 
-private:
+    /// Throws `shape_error` (naming the file, the key, `expected_text` and the file's extents) unless `e`'s
+    /// extents are `expected`: what `read` checks before it copies, for loaders that check every tensor before
+    /// they copy any.
     template <class Sizes>
     void check_extents(const safetensors_entry& e, const Sizes& expected, const std::string& expected_text) const {
         const bool same = e.shape.size() == std::size(expected) &&
@@ -210,6 +218,8 @@ private:
             throw shape_error("io::safetensors_file::read(" + path_ + "): " + e.name, expected_text,
                               detail::dims_text(e.shape));
     }
+
+private:
 
     template <class V>
     void convert(const safetensors_entry& e, V* out) const {
@@ -240,6 +250,20 @@ private:
         return 0;
     }
 
+    // A value of the header for a message: its JSON text, cut short (a value from the file may be long).
+    static std::string brief(const nlohmann::json& v) {
+        std::string text = v.dump();
+        if (text.size() > 48) text = text.substr(0, 40) + "...";
+        return text;
+    }
+
+    // The reference reader's rules (huggingface/safetensors, `SafeTensors::read_metadata` and
+    // `Metadata::validate`): a header of at most 100,000,000 bytes that begins with '{' and is a JSON object,
+    // padded with JSON whitespace only; `__metadata__` a map of strings to strings; each tensor with a known
+    // dtype, a shape and offsets whose length is its bytes; the tensors, in the order of their offsets,
+    // filling the data exactly, without a hole, an overlap or a byte after the last one. Stricter than JSON
+    // alone: a key given twice (JSON leaves that open; nlohmann keeps the last) is refused, and no value may
+    // nest deeper than a shape does, so that nothing that follows recurses on a depth the file chooses.
     void parse() {
         const std::size_t size = map_.size();
         if (size < 8) corrupt("too short for a safetensors file (" + std::to_string(size) + " bytes; the header length alone takes 8)");
@@ -248,18 +272,45 @@ private:
         if (n > size - 8)
             corrupt("the header length, " + std::to_string(n) + " bytes, runs past the end of the file (" +
                     std::to_string(size) + " bytes)");
+        if (n > max_header_size)
+            corrupt("the header length, " + std::to_string(n) + " bytes, is over the format's bound of " +
+                    std::to_string(max_header_size));
         const char* header = reinterpret_cast<const char*>(map_.data() + 8);
         data_ = map_.data() + 8 + n;
         const std::size_t data_size = size - 8 - static_cast<std::size_t>(n);
+        if (n == 0 || header[0] != '{') corrupt("the header does not begin with '{'");
+        if (std::memchr(header, 0, n))
+            corrupt("the header holds a NUL byte (it is JSON, padded with spaces, never with NULs)");
+        std::vector<std::vector<std::string>> keys;  // the keys of each open object, innermost last
+        const auto check = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+            using ev = nlohmann::json::parse_event_t;
+            if ((event == ev::object_start || event == ev::array_start) && depth >= 3)
+                corrupt("the header nests values deeper than a tensor's shape (depth " + std::to_string(depth + 1) + ")");
+            if (event == ev::object_start) keys.emplace_back();
+            if (event == ev::object_end) keys.pop_back();
+            if (event == ev::key && !keys.empty()) {
+                const auto& key = parsed.get_ref<const std::string&>();
+                auto& seen = keys.back();
+                if (std::find(seen.begin(), seen.end(), key) != seen.end())
+                    corrupt("the key \"" + key.substr(0, 64) + "\" is given twice in the header");
+                seen.push_back(key);
+            }
+            return true;
+        };
         nlohmann::json j;
         try {
-            j = nlohmann::json::parse(header, header + n);
+            j = nlohmann::json::parse(header, header + n, check);
         } catch (const nlohmann::json::exception& ex) {
             corrupt(std::string("the header is not JSON (") + ex.what() + ")");
         }
         if (!j.is_object()) corrupt("the header is not a JSON object");
         for (const auto& [key, value] : j.items()) {
-            if (key == "__metadata__") continue;
+            if (key == "__metadata__") {
+                if (!value.is_object()) corrupt("__metadata__ is not a map of strings to strings");
+                for (const auto& [k, v] : value.items())
+                    if (!v.is_string()) corrupt("__metadata__: " + k + " is not a string but " + brief(v));
+                continue;
+            }
             if (!value.is_object() || !value.contains("dtype") || !value.contains("shape") ||
                 !value.contains("data_offsets"))
                 corrupt(key + ": an entry needs dtype, shape and data_offsets");
@@ -267,7 +318,7 @@ private:
             const auto& shape = value["shape"];
             const auto& offsets = value["data_offsets"];
             if (!dtype.is_string() || detail::dtype_size(dtype.get<std::string>()) == 0)
-                corrupt(key + ": unknown dtype " + dtype.dump());
+                corrupt(key + ": unknown dtype " + brief(dtype));
             if (!shape.is_array()) corrupt(key + ": the shape is not a list of extents");
             if (!offsets.is_array() || offsets.size() != 2) corrupt(key + ": data_offsets is not [begin, end]");
             safetensors_entry e;
@@ -281,23 +332,36 @@ private:
                 bytes *= extent;
                 e.shape.push_back(extent);
             }
-            if (!ok) corrupt(key + ": the shape " + shape.dump() + " is not a list of extents that fit in memory");
+            if (!ok) corrupt(key + ": the shape " + brief(shape) + " is not a list of extents that fit in memory");
             e.begin = to_size(offsets[0], ok);
             e.end = to_size(offsets[1], ok);
-            if (!ok) corrupt(key + ": data_offsets " + offsets.dump() + " are not byte offsets");
+            if (!ok) corrupt(key + ": data_offsets " + brief(offsets) + " are not byte offsets");
             if (e.begin > e.end || e.end > data_size)
-                corrupt(key + ": data_offsets " + offsets.dump() + " lie outside the data (" + std::to_string(data_size) +
+                corrupt(key + ": data_offsets " + brief(offsets) + " lie outside the data (" + std::to_string(data_size) +
                         " bytes)");
             if (e.end - e.begin != bytes)
                 corrupt(key + ": " + std::to_string(e.end - e.begin) + " bytes for " + e.dtype + " " +
                         detail::dims_text(e.shape) + ", which takes " + std::to_string(bytes));
             entries_.push_back(std::move(e));
         }
-        std::sort(entries_.begin(), entries_.end(), [](const auto& a, const auto& b) { return a.begin < b.begin; });
-        for (std::size_t i = 1; i < entries_.size(); ++i)
-            if (entries_[i - 1].end > entries_[i].begin)
-                corrupt(entries_[i - 1].name + " and " + entries_[i].name + " overlap in the data");
+        std::sort(entries_.begin(), entries_.end(),
+                  [](const auto& a, const auto& b) { return std::pair(a.begin, a.end) < std::pair(b.begin, b.end); });
+        std::size_t end = 0;
+        for (std::size_t i = 0; i < entries_.size(); ++i) {
+            const auto& e = entries_[i];
+            if (e.begin < end) corrupt(entries_[i - 1].name + " and " + e.name + " overlap in the data");
+            if (e.begin > end)
+                corrupt("bytes " + std::to_string(end) + " to " + std::to_string(e.begin) + " of the data belong to no tensor (" +
+                        (i == 0 ? "before " + e.name : "between " + entries_[i - 1].name + " and " + e.name) + ")");
+            end = e.end;
+        }
+        if (end != data_size)
+            corrupt(std::to_string(data_size - end) + " bytes after the last tensor belong to no tensor (the data ends at " +
+                    std::to_string(end) + ", the file " + std::to_string(data_size) + " bytes after its header)");
     }
+
+    // The reference reader's bound on the header (`MAX_HEADER_SIZE`).
+    static constexpr std::uint64_t max_header_size = 100'000'000;
 
     std::string path_;
     detail::mapped_file map_;
@@ -320,12 +384,14 @@ struct safetensors_tensor {
 ///
 /// Shapes: each tensor's `values` must hold the product of its `shape`. Element type: float.
 /// Errors: thrown, `file_error` when the file cannot be written, `std::invalid_argument` for a tensor whose
-/// values are not as many as its shape gives. Source: `safetensors.torch.save_file`.
+/// values are not as many as its shape gives or a key given twice. Source: `safetensors.torch.save_file`.
 /// Example: `io::save_safetensors("w.safetensors", {{"weight", {2, 3}, std::span<const float>(w.data(), w.numel())}});`
 inline void save_safetensors(const std::string& path, const std::vector<safetensors_tensor>& tensors) {
     nlohmann::ordered_json header = nlohmann::ordered_json::object();
     std::size_t offset = 0;
     for (const auto& t : tensors) {
+        if (header.contains(t.name))
+            throw std::invalid_argument("shaped::io::save_safetensors: the key " + t.name + " is given twice");
         std::size_t n = 1;
         for (auto d : t.shape) n *= d;
         if (n != t.values.size())

@@ -42,10 +42,10 @@ inline std::string key_list(const std::vector<std::string>& keys) {
 /// Errors: thrown, `file_error` naming the file and every missing and unexpected key at once (a bias in the
 /// file for a layer built with `qkv_bias=false` is an unexpected key), or a key of a dtype the parameter
 /// cannot take; `shape_error` naming the file, the key, the expected extents with their axis names and the
-/// file's (`expected (d_out=768, d_in=768), got (768, 2304)`). Names and element types are checked for every
-/// key before any is copied; on a shape error the module is left partly loaded. A square weight stored
-/// transposed has the right extents and cannot be told apart: see `load_gpt2_weights` for a layout whose
-/// weights are stored `(in, out)`.
+/// file's (`expected (d_out=768, d_in=768), got (768, 2304)`). All or nothing: names, element types and
+/// extents are checked for every key before any is copied, so an error leaves the module as it was. A square
+/// weight stored transposed has the right extents and cannot be told apart: see `load_gpt2_weights` for a
+/// layout whose weights are stored `(in, out)`.
 /// Source: `torch.nn.Module.load_state_dict`; `torch.load` / `safetensors.torch.load_file` for the file.
 /// Example: `shaped::nn::gpt_model<cfg> model(shaped::nn::skip_init);  io::load_state_dict(model, io::safetensors_file("model.safetensors"));`
 template <nn::Module M>
@@ -67,6 +67,9 @@ void load_state_dict(M& module, const safetensors_file& file) {
         if (!unexpected.empty()) problem += "; unexpected key(s): " + detail::key_list(unexpected);
         throw file_error("load_state_dict", file.path(), problem);
     }
+    module.for_each_parameter("", [&](const std::string& name, auto& t, nn::entry_kind) {
+        if (const auto* e = file.find(name)) file.check_extents(*e, t.shape.sizes(), t.shape.text());
+    });
     module.for_each_parameter("", [&](const std::string& name, auto& t, nn::entry_kind) {
         if (const auto* e = file.find(name)) file.read(*e, t);
     });

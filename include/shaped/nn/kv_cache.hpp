@@ -30,7 +30,8 @@ inline constexpr use_cache_t use_cache{};
 /// Shapes: `append` takes the new tokens' keys and values, `(batch, num_tokens, NumHeads, HeadDim)`, and gives
 /// back every cached key and value, `(batch, NumHeads, cached<num_tokens>, HeadDim)`: the earlier tokens and
 /// the new ones, a run-time extent of its own (`size()` after the call). Element type: float.
-/// Errors: thrown, `shape_error` when the cache would hold more than `ContextLength` tokens (naming it: the
+/// Errors: thrown, `shape_error` when the values' run-time extents (batch, num_tokens) are not the keys'
+/// (checked before anything is copied), when the cache would hold more than `ContextLength` tokens (naming it: the
 /// cache does not roll over; `reset()` and start again, or crop the prompt), and when a call's batch differs
 /// from the batch the cache was started with. Memory is taken on the first call after a `reset()` whose batch
 /// needs more, and kept.
@@ -58,6 +59,10 @@ public:
         static_assert(B::dynamic_atoms <= 1 && T::dynamic_atoms <= 1,
                       "shaped::nn::kv_cache: batch and num_tokens are atomic axes, static or run-time");
         const std::size_t b = keys.shape.extent(0), n = keys.shape.extent(1);
+        // One batch and one token count for both: the copy below reads the values with the keys' extents.
+        if (values.shape.extent(0) != b || values.shape.extent(1) != n)
+            throw shape_error("nn::kv_cache::append(keys, values)", "values of the keys' shape " + keys.shape.text(),
+                              values.shape.text());
         if (size_ > 0 && b != batch_)
             throw shape_error("nn::kv_cache::append(keys, values)",
                               "batch=" + std::to_string(batch_) + " (the batch the cache holds; reset() it for another)",
