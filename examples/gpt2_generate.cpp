@@ -3,13 +3,24 @@
 // prints the ids as PyTorch prints `idx` (`tensor([[ 6109,  3626, ...]])`). With the KV cache by default (the
 // book's generate_text_simple_cached), with --no-cache the book's generate_text_simple. A file that is not
 // such a checkpoint stops the program with its name and what is wrong.
+//
+// The command line is checked whole before the 500 MB are read: numbers are decimal digits only, ids are below
+// vocab_size, the prompt and the new tokens fit context_length (with or without the cache: the uncached loop
+// would crop and run on for hours), and --weights names an existing regular file (open(2) of a FIFO blocks until
+// a writer appears). Each refusal is one line on stderr naming the flag, its value and the rule; the exit code is
+// 2 for a command line wrong as written, 1 for a file that cannot be read as the checkpoint.
+#include <algorithm>
+#include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <iostream>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include <shaped/io/gpt2_weights.hpp>
@@ -33,51 +44,150 @@ struct options {
     bool cache = true;
 };
 
-[[noreturn]] void usage(const std::string& problem) {
-    std::cerr << "gpt2_generate: " << problem << "\n"
-              << "usage: gpt2_generate --weights FILE.safetensors --ids 6109,3626,6100,345 --max-new-tokens 10 "
-                 "[--no-cache]\n";
-    std::exit(2);
-}
+constexpr std::size_t vocab_size = cfg::vocab_size::extent;
+constexpr std::size_t context_length = cfg::context_length::extent;
+constexpr std::string_view usage_text =
+    "usage: gpt2_generate --weights FILE.safetensors --ids 6109,3626,6100,345 [--max-new-tokens 10] [--no-cache]";
 
-options parse(int argc, char** argv) {
-    options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view a = argv[i];
-        const auto value = [&]() -> std::string {
-            if (i + 1 >= argc) usage(std::string(a) + " needs a value");
-            return argv[++i];
-        };
-        if (a == "--weights") {
-            o.weights = value();
-        } else if (a == "--ids") {
-            std::stringstream s(value());
-            for (std::string id; std::getline(s, id, ',');) {
-                std::size_t used = 0;
-                long long v = -1;
-                try {
-                    v = std::stoll(id, &used);
-                } catch (const std::exception&) {
-                }
-                if (used != id.size() || v < 0) usage("not a token id: '" + id + "'");
-                o.ids.push_back(v);
-            }
-        } else if (a == "--max-new-tokens") {
-            const std::string v = value();
-            std::size_t used = 0;
-            try {
-                o.max_new_tokens = std::stoul(v, &used);
-            } catch (const std::exception&) {
-            }
-            if (used != v.size() || v.empty() || v[0] == '-') usage("not a number of tokens: '" + v + "'");
-        } else if (a == "--no-cache") {
-            o.cache = false;
+[[noreturn]] void refuse(int exit_code, const std::string& message) {
+    std::cerr << "gpt2_generate: " << message << "\n";
+    std::exit(exit_code);
+}
+[[noreturn]] void usage(const std::string& problem) { refuse(2, problem + "; " + std::string(usage_text)); }
+
+// A value as the user typed it, in quotes, with control characters escaped so that every message stays one line,
+// and cut after 60 characters (a prompt of a thousand ids would otherwise fill the screen).
+std::string as_typed(std::string_view text) {
+    constexpr std::size_t shown = 60;
+    std::string q = "'";
+    for (const char c : text.substr(0, shown)) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned char>(c));
+            q += hex;
         } else {
-            usage("unknown argument '" + std::string(a) + "'");
+            q += c;
         }
     }
-    if (o.weights.empty()) usage("--weights is required");
-    if (o.ids.empty()) usage("--ids is required");
+    q += text.size() > shown ? "'..." : "'";
+    return q;
+}
+
+// Decimal digits and nothing else. std::stoul takes " -3" (and wraps it to 2^64 - 3), std::stoll takes " 5" and
+// "+5"; std::from_chars takes neither spaces nor '+', but does take '-' for a signed type, hence the digit check.
+// Empty when the text is not digits only or does not fit std::uint64_t (too_large tells which).
+std::optional<std::uint64_t> parse_digits(std::string_view text, bool& too_large) {
+    too_large = false;
+    if (text.empty() || !std::ranges::all_of(text, [](char c) { return c >= '0' && c <= '9'; })) return {};
+    std::uint64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error == std::errc::result_out_of_range) too_large = true;
+    if (error != std::errc{} || end != text.data() + text.size()) return {};
+    return value;
+}
+
+std::vector<std::int64_t> parse_ids(std::string_view text) {
+    constexpr std::string_view rule =
+        "ids are token ids in decimal digits (no sign, no spaces) separated by single commas, e.g. 6109,3626,6100,345";
+    std::vector<std::string_view> fields;
+    for (std::size_t from = 0;;) {  // by hand: std::getline drops the empty field after a trailing comma
+        const std::size_t comma = text.find(',', from);
+        fields.push_back(text.substr(from, comma == std::string_view::npos ? std::string_view::npos : comma - from));
+        if (comma == std::string_view::npos) break;
+        from = comma + 1;
+    }
+    std::vector<std::int64_t> ids;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+        const std::string which = "id " + std::to_string(i + 1) + " of " + std::to_string(fields.size());
+        bool too_large = false;
+        const auto id = parse_digits(fields[i], too_large);
+        if (fields[i].empty()) refuse(2, "--ids " + as_typed(text) + ": " + which + " is empty; " + std::string(rule));
+        if (!id && !too_large)
+            refuse(2, "--ids " + as_typed(text) + ": " + which + " " + as_typed(fields[i]) + " is not a token id; " +
+                          std::string(rule));
+        if (!id || *id >= vocab_size)
+            refuse(2, "--ids " + as_typed(text) + ": " + which + " " + as_typed(fields[i]) +
+                          " is not below vocab_size " + std::to_string(vocab_size) + "; token ids run from 0 to " +
+                          std::to_string(vocab_size - 1));
+        ids.push_back(static_cast<std::int64_t>(*id));
+    }
+    if (ids.size() > context_length)
+        refuse(2, "--ids " + as_typed(text) + ": " + std::to_string(ids.size()) + " ids; a prompt has at most " +
+                      std::to_string(context_length) + " (context_length)");
+    return ids;
+}
+
+// The flags as typed, then each value checked, then the file: all before the model is built or the file opened.
+options parse(int argc, char** argv) {
+    std::optional<std::string_view> weights, ids, max_new_tokens;
+    bool no_cache = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view flag = argv[i];
+        const auto value = [&](std::optional<std::string_view>& to) {
+            if (to) usage(std::string(flag) + " is given twice");
+            if (i + 1 >= argc) usage(std::string(flag) + " needs a value");
+            to = argv[++i];
+        };
+        if (flag == "--weights") {
+            value(weights);
+        } else if (flag == "--ids") {
+            value(ids);
+        } else if (flag == "--max-new-tokens") {
+            value(max_new_tokens);
+        } else if (flag == "--no-cache") {
+            no_cache = true;
+        } else {
+            usage("unknown flag " + as_typed(flag));
+        }
+    }
+    if (!weights) usage("--weights is required");
+    if (!ids) usage("--ids is required");
+
+    options o;
+    o.cache = !no_cache;
+    o.ids = parse_ids(*ids);
+    if (max_new_tokens) {
+        bool too_large = false;
+        const auto n = parse_digits(*max_new_tokens, too_large);
+        if (!n && !too_large)
+            refuse(2, "--max-new-tokens " + as_typed(*max_new_tokens) +
+                          ": not a number of tokens; write decimal digits only (no sign, no spaces), e.g. 10");
+        // Compared with what the prompt leaves, not added to it: the sum could wrap. Checked with and without the
+        // cache: generate_text_simple_cached refuses only after the weights are loaded, and generate_text_simple
+        // crops to the context and runs on, for hours, until seq's bound of 4096.
+        const std::size_t room = context_length - o.ids.size();
+        if (!n || *n > room)
+            refuse(2, "--max-new-tokens " + as_typed(*max_new_tokens) + ": the prompt's " +
+                          std::to_string(o.ids.size()) + " ids and the new tokens must fit context_length " +
+                          std::to_string(context_length) + "; at most " + std::to_string(room) +
+                          " new tokens after this prompt");
+        o.max_new_tokens = static_cast<std::size_t>(*n);
+    } else if (o.max_new_tokens > context_length - o.ids.size()) {
+        refuse(2, "--ids " + as_typed(*ids) + ": the prompt's " + std::to_string(o.ids.size()) +
+                      " ids leave no room for the default " + std::to_string(o.max_new_tokens) +
+                      " new tokens in context_length " + std::to_string(context_length) +
+                      "; give --max-new-tokens " + std::to_string(context_length - o.ids.size()) + " or fewer");
+    }
+
+    o.weights = std::string(*weights);
+    std::error_code error;
+    const auto status = std::filesystem::status(o.weights, error);  // follows symlinks, opens nothing
+    if (status.type() == std::filesystem::file_type::not_found)
+        refuse(1, "--weights " + as_typed(o.weights) +
+                      ": cannot open: no such file; give an existing .safetensors file");
+    if (error) refuse(1, "--weights " + as_typed(o.weights) + ": cannot open: " + error.message());
+    if (status.type() != std::filesystem::file_type::regular) {
+        using enum std::filesystem::file_type;
+        const auto type = status.type();
+        const std::string what = type == directory   ? "a directory"
+                                 : type == fifo      ? "a FIFO"
+                                 : type == socket    ? "a socket"
+                                 : type == block     ? "a block device"
+                                 : type == character ? "a character device"
+                                                     : "a special file";
+        refuse(1, "--weights " + as_typed(o.weights) + ": " + what +
+                      ", not a regular file; give the .safetensors file itself (reading a FIFO or device could block)");
+    }
     return o;
 }
 

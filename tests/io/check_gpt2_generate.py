@@ -9,13 +9,88 @@ Usage: check_gpt2_generate.py MAKER EXAMPLE EXPECTED TINY
   TINY      tests/golden/weights/tiny_gpt2.safetensors: a checkpoint of another size.
 Checks that both the cached and the uncached generation print EXPECTED, and that a missing file, a truncated
 one and one of another size each exit non-zero, print nothing on stdout, and name the file and the problem.
+Then that each bad command line (a signed or spaced number, more tokens than the context holds, an id outside the
+vocabulary, a FIFO or a directory for --weights, an unknown flag, a missing value) is refused before the
+checkpoint is read: within a second (loading alone takes seconds; some of these hung or ran for hours before),
+with one line on stderr naming the flag, the value and the rule.
 """
+import os
 import pathlib
 import subprocess
 import sys
 import tempfile
+import time
 
 IDS = ["--ids", "6109,3626,6100,345", "--max-new-tokens", "10"]
+PROMPT = "6109,3626,6100,345"
+REFUSAL_SECONDS = 1.0  # a refusal reads no weights; a run that loads them takes seconds
+RULE_IDS = "ids are token ids in decimal digits (no sign, no spaces) separated by single commas"
+RULE_COUNT = "not a number of tokens; write decimal digits only (no sign, no spaces)"
+USAGE = "; usage: gpt2_generate --weights FILE.safetensors --ids"
+
+
+def refusal_cases(weights, tmp):
+    """(label, arguments, exit code, text stderr must hold): each must be refused before the weights are read."""
+    fifo = tmp / "fifo.safetensors"
+    os.mkfifo(fifo)
+    fits = ("the prompt's 4 ids and the new tokens must fit context_length 1024; "
+            "at most 1020 new tokens after this prompt")
+    w = ["--weights", str(weights)]
+    return [
+        ("max-new-tokens ' -3'", [*w, "--ids", PROMPT, "--max-new-tokens", " -3"], 2,
+         f"gpt2_generate: --max-new-tokens ' -3': {RULE_COUNT}"),
+        ("max-new-tokens -3", [*w, "--ids", PROMPT, "--max-new-tokens", "-3"], 2,
+         f"gpt2_generate: --max-new-tokens '-3': {RULE_COUNT}"),
+        ("max-new-tokens +5", [*w, "--ids", PROMPT, "--max-new-tokens", "+5"], 2,
+         f"gpt2_generate: --max-new-tokens '+5': {RULE_COUNT}"),
+        ("max-new-tokens ''", [*w, "--ids", PROMPT, "--max-new-tokens", ""], 2,
+         f"gpt2_generate: --max-new-tokens '': {RULE_COUNT}"),
+        ("max-new-tokens 5000 --no-cache", [*w, "--ids", PROMPT, "--max-new-tokens", "5000", "--no-cache"], 2,
+         f"gpt2_generate: --max-new-tokens '5000': {fits}"),
+        ("max-new-tokens 5000", [*w, "--ids", PROMPT, "--max-new-tokens", "5000"], 2,
+         f"gpt2_generate: --max-new-tokens '5000': {fits}"),
+        ("max-new-tokens 1021 --no-cache", [*w, "--ids", PROMPT, "--max-new-tokens", "1021", "--no-cache"], 2,
+         f"gpt2_generate: --max-new-tokens '1021': {fits}"),
+        ("max-new-tokens 2^64", [*w, "--ids", PROMPT, "--max-new-tokens", "18446744073709551616"], 2,
+         f"gpt2_generate: --max-new-tokens '18446744073709551616': {fits}"),
+        ("weights FIFO", ["--weights", str(fifo), *IDS], 1,
+         f"gpt2_generate: --weights '{fifo}': a FIFO, not a regular file"),
+        ("weights directory", ["--weights", str(tmp), *IDS], 1,
+         f"gpt2_generate: --weights '{tmp}': a directory, not a regular file"),
+        ("ids '1,'", [*w, "--ids", "1,"], 2, f"gpt2_generate: --ids '1,': id 2 of 2 is empty; {RULE_IDS}"),
+        ("ids ' 5'", [*w, "--ids", " 5"], 2,
+         f"gpt2_generate: --ids ' 5': id 1 of 1 ' 5' is not a token id; {RULE_IDS}"),
+        ("ids +5", [*w, "--ids", "+5"], 2, f"gpt2_generate: --ids '+5': id 1 of 1 '+5' is not a token id; {RULE_IDS}"),
+        ("ids -1", [*w, "--ids", "-1"], 2, f"gpt2_generate: --ids '-1': id 1 of 1 '-1' is not a token id; {RULE_IDS}"),
+        ("ids ''", [*w, "--ids", ""], 2, f"gpt2_generate: --ids '': id 1 of 1 is empty; {RULE_IDS}"),
+        ("ids 50257", [*w, "--ids", "6109,50257"], 2,
+         "gpt2_generate: --ids '6109,50257': id 2 of 2 '50257' is not below vocab_size 50257; "
+         "token ids run from 0 to 50256"),
+        ("ids 2^64", [*w, "--ids", "18446744073709551616"], 2,
+         "gpt2_generate: --ids '18446744073709551616': id 1 of 1 '18446744073709551616' is not below vocab_size 50257"),
+        ("ids 1025 of them", [*w, "--ids", ",".join(["1"] * 1025), "--max-new-tokens", "0"], 2,
+         "1025 ids; a prompt has at most 1024 (context_length)"),
+        ("unknown flag", [*w, *IDS, "--temperature", "1"], 2, "gpt2_generate: unknown flag '--temperature'" + USAGE),
+        ("missing value", [*w, "--ids", PROMPT, "--max-new-tokens"], 2,
+         "gpt2_generate: --max-new-tokens needs a value" + USAGE),
+        ("ids twice", [*w, *IDS, "--ids", "1"], 2, "gpt2_generate: --ids is given twice" + USAGE),
+        ("no weights", IDS, 2, "gpt2_generate: --weights is required" + USAGE),
+    ]
+
+
+def check_refusal(example, label, args, code, text):
+    """A problem, or None: exit `code` within REFUSAL_SECONDS, nothing on stdout, `text` on a single stderr line."""
+    start = time.monotonic()
+    try:
+        p = subprocess.run([example, *args], capture_output=True, text=True, timeout=REFUSAL_SECONDS)
+    except subprocess.TimeoutExpired:
+        return f"{label}: still running after {REFUSAL_SECONDS} s (killed); expected exit {code} with {text!r}"
+    seconds = time.monotonic() - start
+    print(f"{label}: exit {p.returncode} in {seconds:.2f} s: {p.stderr.strip()[:200]}")
+    if p.returncode != code or p.stdout != "" or p.stderr.count("\n") != 1 or text not in p.stderr:
+        return (f"{label}: expected exit {code}, no output and one line on stderr holding {text!r}; got exit "
+                f"{p.returncode}, stdout {p.stdout[:200]!r}, stderr {p.stderr[:400]!r}")
+    return None
 
 
 def run(example, weights, *extra):
@@ -37,6 +112,17 @@ def main():
                                 f"PyTorch printed {want!r}")
             else:
                 print(f"{label}: prints what PyTorch prints: {p.stdout.strip()}")
+        p = subprocess.run([example, "--weights", str(weights), "--ids", PROMPT, "--max-new-tokens", "0"],
+                           capture_output=True, text=True)
+        if p.returncode != 0 or [int(t) for t in p.stdout.strip(" \n[]tensor()").split(",")] != [6109, 3626, 6100, 345]:
+            problems.append(f"max-new-tokens 0: expected the prompt back; exit {p.returncode}, printed {p.stdout!r}, "
+                            f"stderr {p.stderr!r}")
+        else:
+            print(f"max-new-tokens 0: prints the prompt: {p.stdout.strip()}")
+        # With a valid checkpoint in place: a program that read it before checking would load, then run or hang.
+        for case in refusal_cases(weights, pathlib.Path(tmp)):
+            if (problem := check_refusal(example, *case)) is not None:
+                problems.append(problem)
         truncated = pathlib.Path(tmp) / "truncated.safetensors"
         with open(weights, "rb") as f:
             truncated.write_bytes(f.read(100000))
