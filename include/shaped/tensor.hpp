@@ -74,6 +74,9 @@ struct nested_list<Value, Rank, Rank> {
 /// `shape[d]`. A tensor whose elements were moved out (`std::move(x)`) holds none: assign to it or let it
 /// go; `at`, `storage()`, `buffer()` and printing throw `std::logic_error` on it, and any other use is a
 /// use after move (which clang-tidy's bugprone-use-after-move reports).
+/// Exception guarantees: copying (construction and assignment) is strong: a copy that throws
+/// `std::bad_alloc` leaves the target's extents and elements as they were, so its shape always describes its
+/// buffer; moving and swapping never throw; an op that throws leaves its operands unchanged.
 /// Source: `torch.Tensor`.
 /// Example:
 /// \code
@@ -199,8 +202,16 @@ public:
     basic_tensor(const basic_tensor&) = default;
     /// Takes the elements; the moved-from tensor holds none.
     basic_tensor(basic_tensor&&) noexcept = default;
-    /// Copies the elements and extents.
-    basic_tensor& operator=(const basic_tensor&) = default;
+    /// Copies the elements and extents, with the strong guarantee: the copy is made first, so if it throws
+    /// (`std::bad_alloc`) the tensor keeps its own extents and elements (a member-wise copy would have taken
+    /// the new extents over the old buffer).
+    basic_tensor& operator=(const basic_tensor& other) {
+        if (this != &other) {
+            basic_tensor copy(other);
+            *this = std::move(copy);
+        }
+        return *this;
+    }
     /// Takes the elements and extents; the moved-from tensor holds none.
     basic_tensor& operator=(basic_tensor&&) noexcept = default;
 
