@@ -226,6 +226,7 @@ private:
         check_dtype<V>(e);
         const std::byte* p = data_ + e.begin;
         const std::size_t n = e.numel();
+        if (n == 0) return;  // a zero-size tensor: memcpy may not be given the null data of an empty buffer
         if (e.dtype == "F16" || e.dtype == "BF16") {
             const bool half = e.dtype == "F16";
             for (std::size_t i = 0; i < n; ++i) {

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Writes the fuzzers' seed corpora: small valid files of each format, written byte for byte as NumPy's
+np.save and the reference safetensors writer lay them out (no NumPy or PyTorch needed).
+
+    python3 tests/fuzz/make_corpus.py      # rewrites tests/fuzz/corpus/{npy,safetensors}/
+"""
+import json, os, struct
+
+here = os.path.dirname(os.path.abspath(__file__))
+
+
+def npy(major, descr, shape, fortran=False, data=b"", pad_to=64):
+    shape_text = "(" + "".join(f"{d}, " if len(shape) > 1 else f"{d}," for d in shape).rstrip(" ") + ")"
+    if len(shape) > 1:
+        shape_text = "(" + ", ".join(str(d) for d in shape) + ")"
+    header = f"{{'descr': '{descr}', 'fortran_order': {fortran}, 'shape': {shape_text}, }}"
+    lead = 10 if major == 1 else 12
+    total = lead + len(header) + 1
+    header += " " * ((pad_to - total % pad_to) % pad_to) + "\n"
+    length = struct.pack("<H" if major == 1 else "<I", len(header))
+    return b"\x93NUMPY" + bytes([major, 0]) + length + header.encode() + data
+
+
+def floats(n, fmt="<f"):
+    return b"".join(struct.pack(fmt, (i * 0.37) % 3 - 1) for i in range(n))
+
+
+def safetensors(tensors, metadata=None):
+    header, data = {}, b""
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    for name, dtype, shape, raw in tensors:
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    text = json.dumps(header, separators=(",", ":"))
+    text += " " * ((8 - len(text) % 8) % 8)
+    return struct.pack("<Q", len(text)) + text.encode() + data
+
+
+seeds = {
+    "npy/seed_f4_2x3.npy": npy(1, "<f4", (2, 3), data=floats(6)),
+    "npy/seed_f8_4x6.npy": npy(1, "<f8", (4, 6), data=floats(24, "<d")),
+    "npy/seed_i8_5.npy": npy(1, "<i8", (5,), data=b"".join(struct.pack("<q", i * 7 - 3) for i in range(5))),
+    "npy/seed_v2_f4_3x2.npy": npy(2, "<f4", (3, 2), data=floats(6)),
+    "npy/seed_v3_f4_1x4.npy": npy(3, "<f4", (1, 4), data=floats(4)),
+    "npy/seed_fortran_2x2.npy": npy(1, "<f4", (2, 2), fortran=True, data=floats(4)),
+    "npy/seed_scalar.npy": npy(1, "<f4", (), data=floats(1)),
+    "npy/seed_long_header.npy": npy(1, "<f4", (2, 3), data=floats(6), pad_to=192),
+    "safetensors/seed_linear.safetensors": safetensors(
+        [("weight", "F32", [3, 4], floats(12)), ("bias", "F32", [3], floats(3))], {"format": "pt"}),
+    "safetensors/seed_halves.safetensors": safetensors(
+        [("h", "F16", [2, 2], struct.pack("<4H", 0x3C00, 0xC100, 0x7BFF, 0x0001)),
+         ("b", "BF16", [4], struct.pack("<4H", 0x3F80, 0xC020, 0x477F, 0x7F80))]),
+    "safetensors/seed_mixed.safetensors": safetensors(
+        [("ids", "I64", [2], struct.pack("<2q", 5, -1)), ("x", "F64", [1], struct.pack("<d", 2.5)),
+         ("empty", "F32", [0, 3], b""), ("flag", "BOOL", [2], b"\x01\x00")]),
+    "safetensors/seed_empty.safetensors": safetensors([]),
+}
+# Inputs that crashed, hung or were misread before (the reliability issue's reproductions): read on every run.
+linear = [("weight", "F32", [3, 4], floats(12)), ("bias", "F32", [3], floats(3))]
+good = safetensors(linear)
+n = struct.unpack("<Q", good[:8])[0]
+seeds.update({
+    "npy/regression_13_bytes.npy": b"\x93NUMPY\x02\x00\x00\x00\x00\x80\x00",
+    "npy/regression_empty_header.npy": b"\x93NUMPY\x01\x00\x00\x00",
+    "npy/regression_header_length_134.npy": npy(1, "<f4", (2, 3), data=floats(6), pad_to=144),
+    "npy/regression_v2_header_length_154.npy": npy(2, "<f4", (2, 3), data=floats(6), pad_to=166),
+    "npy/regression_shape_2.9.npy": npy(1, "<f4", (2, 3), data=floats(6)).replace(b"(2, 3)", b"(2.9, 3)"),
+    "npy/regression_shape_2abc.npy": npy(1, "<f4", (2, 3), data=floats(6)).replace(b"(2, 3)", b"(2abc, 3)"),
+    "safetensors/regression_deep.safetensors":
+        (lambda h: struct.pack("<Q", len(h)) + h)(b"{\"a\":" + b"[" * 2000 + b"]" * 2000 + b"}"),
+    "safetensors/regression_hole.safetensors": safetensors([("weight", "F32", [3, 4], floats(12))]) + b"\0" * 4,
+    "safetensors/regression_nul_padding.safetensors": struct.pack("<Q", n) + good[8:8 + n].replace(b" ", b"\0") + good[8 + n:],
+    "safetensors/regression_key_twice.safetensors":
+        (lambda h: struct.pack("<Q", len(h)) + h + floats(12) + floats(3))(
+            good[8:8 + n].rstrip().replace(b"}}", b"},\"bias\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[48,60]}}")),
+})
+for name, data in seeds.items():
+    path = os.path.join(here, "corpus", name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data)
+print(f"wrote {len(seeds)} seeds")
