@@ -347,6 +347,12 @@ TEST_CASE("select, last and cat on token ids: the book's indexing, with the erro
     CHECK(shaped::last<seq>(idx, 100).shape[1] == 5);  // fewer than n: all of them
     CHECK(thrown<shaped::shape_error>([&] { (void)shaped::last<seq>(idx, 0); }) ==
           "shaped::last<A>(x, n): expected n >= 1, got n = 0");
+    // A negative count, as given or after a conversion to size_t: before, size_t(-1) kept every position.
+    CHECK(thrown<shaped::shape_error>([&] { (void)shaped::last<seq>(idx, -1); }) ==
+          "shaped::last<A>(x, n): expected n >= 1, got n = -1");
+    CHECK(thrown<shaped::shape_error>([&] { (void)shaped::last<seq>(idx, static_cast<std::size_t>(-1)); }) ==
+          "shaped::last<A>(x, n): expected n <= 9223372036854775807, got n = 18446744073709551615 (a negative count "
+          "converted to an unsigned type?)");
 
     const auto next = last_row.argmax<vocab>(shaped::keepdim);  // (batch, reduced<vocab_size>)
     const auto longer = shaped::cat<1>(boost::hana::make_tuple(idx, next));

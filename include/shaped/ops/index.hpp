@@ -7,7 +7,10 @@
 
 #include <algorithm>
 #include <array>
+#include <concepts>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -130,12 +133,13 @@ auto select(const basic_tensor<V, L, X...>& x, long long index) {
 ///
 /// Shapes: `(..., A, ...)` to `(..., To, ...)`; contiguous (a copy). Element type: any.
 /// Errors: compile time, `A` not an axis of `x`; `A` or `To` a static axis (its extent could not change;
-/// slice a static axis to a declared prefix instead). Thrown (`shape_error`): `n` is 0, or the positions kept
-/// are more than `To`'s bound.
+/// slice a static axis to a declared prefix instead); `n` not an integer. Thrown (`shape_error`): `n` below 1
+/// or above `PTRDIFF_MAX` (what a negative count becomes as a `std::size_t`), or the positions kept are more
+/// than `To`'s bound.
 /// Source: Python slicing `x[:, -n:]`; `idx[:, -context_size:]` in the book's `generate_text_simple`.
 /// Example: `auto idx_cond = shaped::last<seq_len, num_tokens>(idx, context_length::extent);`
 template <Axis A, Axis To = A, class V, class L, Axis... X>
-auto last(const basic_tensor<V, L, X...>& x, std::size_t n) {
+auto last(const basic_tensor<V, L, X...>& x, std::integral auto n) {
     constexpr bool ok = detail::count_of_v<A, X...> == 1 && DynamicAxis<A> && A::dynamic_atoms == 1 &&
                         A::static_factor == 1 && DynamicAxis<To> && To::dynamic_atoms == 1 && To::static_factor == 1;
     static_assert(diag::expect<ok, detail::described<diag::expected_axes, A, To>,
@@ -144,8 +148,13 @@ auto last(const basic_tensor<V, L, X...>& x, std::size_t n) {
                   "change); a static axis is cut with slice<...>() to an axis declared within it");
     if constexpr (ok) {
         constexpr std::size_t d = detail::index_of<A, X...>(), rank = sizeof...(X);
-        if (n == 0) throw shape_error("last<A>(x, n)", "n >= 1", "n = 0");
-        const std::size_t len = x.shape.extent(d), keep = std::min(n, len);
+        // A count below 1, or one that a negative count became when it was converted to an unsigned type
+        // (size_t(-1) would otherwise keep everything, where Python's x[:, -(-1):] drops the first position).
+        if (n < 1) throw shape_error("last<A>(x, n)", "n >= 1", "n = " + std::to_string(n));
+        if (static_cast<std::uintmax_t>(n) > static_cast<std::uintmax_t>(std::numeric_limits<std::ptrdiff_t>::max()))
+            throw shape_error("last<A>(x, n)", "n <= " + std::to_string(std::numeric_limits<std::ptrdiff_t>::max()),
+                              "n = " + std::to_string(n) + " (a negative count converted to an unsigned type?)");
+        const std::size_t len = x.shape.extent(d), keep = std::min(static_cast<std::size_t>(n), len);
         if constexpr (!std::is_same_v<A, To>)
             if (keep > To::bound) [[unlikely]]
                 throw shape_error("last<A, To>(x, n)",
