@@ -66,7 +66,9 @@ os.makedirs(artifacts, exist_ok=True)
 run = [binary, *limits, f"-max_total_time={a.seconds}", f"-artifact_prefix={artifacts}", "-print_final_stats=1", grown]
 r = subprocess.run(run, env=env, capture_output=True, text=True)
 stats = dict(re.findall(r"stat::(\w+):\s+(\d+)", r.stderr))
-print(f"fuzzed {a.seconds} s: {stats.get('number_of_executed_units', '?')} inputs tried, "
+counts = re.findall(r"shaped_fuzz: accepted (\d+), refused (\d+)", r.stderr)
+outcome = f"{counts[-1][0]} accepted, {counts[-1][1]} refused as expected, " if counts else ""
+print(f"fuzzed {a.seconds} s: {stats.get('number_of_executed_units', '?')} inputs tried, {outcome}"
       f"corpus {len(os.listdir(grown))} files, peak RSS {stats.get('peak_rss_mb', '?')} MB")
 if r.returncode != 0:
     print(r.stderr[-8000:])

@@ -383,9 +383,11 @@ TEST_CASE("load_npy reads NumPy's header grammar itself: long headers, every ver
           "not a .npy file (version 4.0; NumPy writes 1.0, 2.0 and 3.0)");
     // 13 bytes whose 4-byte length says 0x80000000: refused at once, nothing allocated (xtensor's reader
     // allocated 8 GB first).
+    // [thirteen_bytes]
     auto thirteen = npy_bytes(2, "", 1);
     thirteen[11] = '\x80';
     CHECK(refused("thirteen.npy", thirteen) == "the header's length, 2147483648 bytes, is over NumPy's bound of 10000");
+    // [thirteen_bytes]
     auto past_end = npy_bytes(1, "{}", 0);
     past_end[8] = '\x10';
     CHECK(refused("past_end.npy", past_end) == "the header's length, 16 bytes, runs past the end of the 12-byte file");
@@ -497,9 +499,11 @@ TEST_CASE("load_gpt2_weights is all or nothing and skips only the mask buffers o
     with_head.emplace_back(head, std::vector<float>(64 * 97, 0.5f));
     const temp_file f("head.safetensors", {});
     write(f.path, with_head);
+    // [all_or_nothing]
     CHECK(thrown<shaped::shape_error>([&] { io::load_gpt2_weights(model, io::safetensors_file(f.path)); }) ==
           "shaped::io::safetensors_file::read(" + f.path + "): lm_head.weight: expected (vocab_size=97, emb_dim=64), got (64, 97)");
-    CHECK(untouched());
+    CHECK(untouched());  // not one weight of the model was written
+    // [all_or_nothing]
     // A misshapen weight of the last block: nothing of the earlier ones is written either.
     auto bad_last = all;
     for (auto& [e, v] : bad_last)
