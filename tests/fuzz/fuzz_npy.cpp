@@ -26,9 +26,12 @@ bool attempt(const std::string& bytes) {
     std::istringstream in(bytes);
     try {
         const auto t = shaped::io::load_npy<V, Axes...>(in, "input.npy");
-        volatile V sum{};
-        for (std::size_t i = 0; i < t.numel(); ++i) sum = sum + t.data()[i];  // every element is readable
-        (void)sum;
+        // Every element is readable: their bytes are folded together (as bytes, since an integer sum of
+        // the file's values could overflow).
+        volatile unsigned char fold = 0;
+        const auto* bytes_read = reinterpret_cast<const unsigned char*>(t.data());
+        for (std::size_t i = 0; i < t.numel() * sizeof(V); ++i) fold = static_cast<unsigned char>(fold ^ bytes_read[i]);
+        (void)fold;
         return true;
     } catch (const shaped::io::file_error&) {
     } catch (const shaped::shape_error&) {

@@ -74,6 +74,9 @@ seeds.update({
     "safetensors/regression_key_twice.safetensors":
         (lambda h: struct.pack("<Q", len(h)) + h + floats(12) + floats(3))(
             good[8:8 + n].rstrip().replace(b"}}", b"},\"bias\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[48,60]}}")),
+    # Found by the .npy fuzzer: int64 values whose sum overflows (a bug of the fuzz target's own check).
+    "npy/regression_i8_values_overflow_a_sum.npy":
+        npy(3, "<i8", (1, 2), data=struct.pack("<2q", -4674376122371145728, -5845312025503916360)),
 })
 for name, data in seeds.items():
     path = os.path.join(here, "corpus", name)
