@@ -1,6 +1,7 @@
 // scaled_dot_product_attention and the bonus notebook's module forms against the book's steps: the fused
 // kernel computes softmax(q kᵀ / sqrt(head_dim), causal) v to within 1e-5 of matmul, masked_fill, softmax
 // and matmul, for every length 1..300 and at 1024, batch 1..8, on run-time and static axes.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -147,6 +148,237 @@ TEST_CASE("the kernel's AVX2 path and its plain loops compute the same attention
     }
 }
 
+namespace {
+
+// One attention problem on plain row-major buffers: nb matrices of q (lq × d), k (lk × d), v (lk × dv); with
+// `causal`, query i sees keys 0 .. lk - lq + i (the cache's offset mask; PyTorch's mask when lk == lq).
+struct attention_case {
+    std::string what;
+    std::size_t nb = 2, lq = 0, lk = 0, d = 0, dv = 0;
+    bool causal = false;
+    std::vector<float> q, k, v;
+    float& q_at(std::size_t b, std::size_t i, std::size_t p) { return q[(b * lq + i) * d + p]; }
+    float& k_at(std::size_t b, std::size_t j, std::size_t p) { return k[(b * lk + j) * d + p]; }
+    float& v_at(std::size_t b, std::size_t j, std::size_t c) { return v[(b * lk + j) * dv + c]; }
+};
+
+attention_case random_case(std::size_t lq, std::size_t lk, std::size_t d, std::size_t dv, bool causal,
+                           std::uint64_t seed) {
+    attention_case c{"", 2, lq, lk, d, dv, causal, {}, {}, {}};
+    shaped::torch::manual_seed(seed);
+    auto draw = [](std::size_t n) {
+        const auto x = shaped::torch::randn<batch>(n);
+        return std::vector<float>(x.data(), x.data() + n);
+    };
+    c.q = draw(c.nb * lq * d);
+    c.k = draw(c.nb * lk * d);
+    c.v = draw(c.nb * lk * dv);
+    return c;
+}
+
+// The kernel on a case, its AVX2 path (where the CPU has one) or its plain loops.
+std::vector<float> run_kernel(const attention_case& c, bool portable) {
+    std::vector<float> out(c.nb * c.lq * c.dv);
+    shaped::detail::flash::problem<1> pb;
+    pb.batch = {c.nb};
+    pb.lq = c.lq;
+    pb.lk = c.lk;
+    pb.d = c.d;
+    pb.dv = c.dv;
+    pb.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.d)));
+    pb.causal = c.causal;
+    pb.offset = c.causal ? c.lk - c.lq : 0;
+    pb.portable = portable;
+    pb.threads = 1;
+    pb.q = {c.q.data(), {c.lq * c.d}, c.d};
+    pb.k = {c.k.data(), {c.lk * c.d}, c.d};
+    pb.v = {c.v.data(), {c.lk * c.dv}, c.dv};
+    pb.out = {out.data(), {c.lq * c.dv}, c.dv};
+    shaped::detail::flash::run(pb);
+    return out;
+}
+
+// PyTorch's math path, softmax(q kᵀ · scale [+ mask]) v, in double over the keys each query sees: a NaN score,
+// a maximum of +inf (inf - inf) or of -inf (softmax of all -inf) makes the row NaN; a -inf score weighs 0,
+// and 0 · inf or 0 · NaN in v is NaN, as in any product.
+std::vector<double> reference_attention(const attention_case& c) {
+    const double scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.d)));
+    const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+    std::vector<double> out(c.nb * c.lq * c.dv), s(c.lk);
+    for (std::size_t b = 0; b < c.nb; ++b)
+        for (std::size_t i = 0; i < c.lq; ++i) {
+            const std::size_t seen = c.causal ? c.lk - c.lq + i + 1 : c.lk;
+            double mx = -inf;
+            bool has_nan = false;
+            for (std::size_t j = 0; j < seen; ++j) {
+                double dot = 0;
+                for (std::size_t p = 0; p < c.d; ++p)
+                    dot += c.q[(b * c.lq + i) * c.d + p] * scale * c.k[(b * c.lk + j) * c.d + p];
+                s[j] = dot;
+                has_nan = has_nan || std::isnan(dot);
+                mx = std::max(mx, dot);
+            }
+            double* o = out.data() + (b * c.lq + i) * c.dv;
+            if (has_nan || std::isinf(mx)) {
+                std::fill_n(o, c.dv, nan);
+                continue;
+            }
+            double l = 0;
+            for (std::size_t j = 0; j < seen; ++j) l += (s[j] = std::exp(s[j] - mx));
+            for (std::size_t e = 0; e < c.dv; ++e) {
+                double acc = 0;
+                for (std::size_t j = 0; j < seen; ++j) acc += s[j] / l * c.v[(b * c.lk + j) * c.dv + e];
+                o[e] = acc;
+            }
+        }
+    return out;
+}
+
+// How many elements of `got` differ from `want`, NaN-aware: NaN where `want` is NaN, the same infinity where it
+// is infinite, within the file's tolerance where it is finite; the first difference in `first`.
+template <class A, class B>
+std::size_t count_differences(const std::vector<A>& got, const std::vector<B>& want, std::string& first) {
+    std::size_t n = 0;
+    for (std::size_t e = 0; e < want.size(); ++e) {
+        const double g = got[e], w = want[e];
+        const bool same = std::isnan(w)   ? std::isnan(g)
+                          : std::isinf(w) ? g == w
+                                          : std::isfinite(g) && std::abs(g - w) <= tolerance;
+        if (!same && n++ == 0) first = "element " + std::to_string(e) + ": " + std::to_string(g) + " against " + std::to_string(w);
+    }
+    return n;
+}
+
+template <class X>
+std::vector<float> to_vector(const X& x) {
+    const auto& elements = x.storage();  // row-major
+    return std::vector<float>(elements.data(), elements.data() + x.numel());
+}
+
+// Every injection of NaN and infinities into batch matrix 1 of a random case (matrix 0 stays finite).
+std::vector<attention_case> non_finite_cases(std::size_t lq, std::size_t lk, std::size_t d, std::size_t dv,
+                                             bool causal, std::uint64_t seed) {
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    const auto base = random_case(lq, lk, d, dv, causal, seed);
+    std::vector<attention_case> cases;
+    auto add = [&](std::string what, auto&& change) {
+        cases.push_back(base);
+        cases.back().what = std::move(what);
+        change(cases.back());
+    };
+    const std::size_t first = 0, middle = lk / 2, last = lk - 1;
+    for (std::size_t j : {first, middle, last})
+        add("NaN in key " + std::to_string(j), [&](attention_case& c) { c.k_at(1, j, d / 2) = nan; });
+    add("NaN in the middle query", [&](attention_case& c) { c.q_at(1, lq / 2, 0) = nan; });
+    for (std::size_t j : {first, last})
+        add("NaN in the value of key " + std::to_string(j), [&](attention_case& c) { c.v_at(1, j, 1) = nan; });
+    add("+inf in the value of the middle key, -inf in the last's", [&](attention_case& c) {
+        c.v_at(1, middle, 2) = inf;
+        c.v_at(1, last, 2) = -inf;
+    });
+    // Keys all positive along axis 0: a query's -inf there makes its every score -inf, a +inf every score +inf.
+    add("-inf scores for every key of the first, middle and last queries, +inf for the second's", [&](attention_case& c) {
+        for (std::size_t j = 0; j < lk; ++j) c.k_at(1, j, 0) = std::abs(c.k_at(1, j, 0)) + 0.5f;
+        for (std::size_t i : {std::size_t{0}, lq / 2, lq - 1}) c.q_at(1, i, 0) = -inf;
+        if (lq > 2) c.q_at(1, 1, 0) = inf;
+    });
+    add("+inf in a query: scores of both infinities", [&](attention_case& c) { c.q_at(1, lq - 1, 1) = inf; });
+    // Queries all negative along axis 0: a key's +inf there gives it -inf scores, weight 0.
+    auto negative_queries = [&](attention_case& c) {
+        for (std::size_t i = 0; i < lq; ++i) c.q_at(1, i, 0) = -std::abs(c.q_at(1, i, 0)) - 0.5f;
+    };
+    add("-inf scores for keys 0, every third and the last", [&](attention_case& c) {
+        negative_queries(c);
+        for (std::size_t j = 0; j < lk; j += 3) c.k_at(1, j, 0) = inf;
+        c.k_at(1, last, 0) = inf;
+    });
+    add("-inf scores for the first 128 keys (a whole tile of keys), finite after", [&](attention_case& c) {
+        negative_queries(c);
+        for (std::size_t j = 0; j < std::min<std::size_t>(lk, 128); ++j) c.k_at(1, j, 0) = inf;
+    });
+    add("-inf scores for keys whose values are +inf (0 · inf)", [&](attention_case& c) {
+        negative_queries(c);
+        for (std::size_t j : {first, middle}) {
+            c.k_at(1, j, 0) = inf;
+            c.v_at(1, j, 0) = inf;
+        }
+    });
+    for (auto& c : cases) c.what += (causal ? ", causal, " : ", ") + std::to_string(lq) + " queries, " + std::to_string(lk) +
+                                    " keys, head_dim " + std::to_string(d) + ", value dim " + std::to_string(dv);
+    return cases;
+}
+
+}  // namespace
+
+TEST_CASE("the kernel's AVX2 path and its plain loops give PyTorch's NaN and infinities") {
+    // softmax(q kᵀ · scale [+ mask]) v as PyTorch's math path computes it, over the keys each query sees: the
+    // AVX2 path once dropped NaN (its maximum and its exp's clamp) and gave finite rows for all -inf scores.
+    const bool avx2 = shaped::detail::flash::has_avx2();
+    MESSAGE(std::string(avx2 ? "the CPU has AVX2 and FMA: the AVX2 path is compared with the plain loops"
+                             : "no AVX2 here: the plain loops are compared with themselves"));
+    struct head_dim_any : shaped::dynamic_axis<"head_dim"> {};
+    const auto mask = shaped::triu<1>(shaped::ones<context_length, context_length>());
+    std::size_t total = 0, avx2_vs_plain = 0, avx2_vs_math = 0, plain_vs_math = 0, book_checked = 0;
+    struct sizes {
+        std::size_t lq, lk, d, dv;
+        bool causal;
+    };
+    // One tile and several (64 queries, 128 keys a tile), ragged edges, cached keys (lk > lq, causal).
+    for (const sizes s : {sizes{1, 1, 20, 20, true}, sizes{5, 5, 20, 20, false}, sizes{17, 17, 32, 48, true},
+                          sizes{64, 64, 20, 20, true}, sizes{65, 65, 32, 48, false}, sizes{129, 129, 20, 20, true},
+                          sizes{129, 129, 32, 48, false}, sizes{300, 300, 20, 20, true}, sizes{300, 300, 32, 48, false},
+                          sizes{70, 300, 32, 48, false}, sizes{3, 129, 20, 20, false}, sizes{5, 133, 20, 20, true},
+                          sizes{70, 300, 32, 48, true}}) {
+        for (const auto& c : non_finite_cases(s.lq, s.lk, s.d, s.dv, s.causal, 100 * s.lq + s.lk)) {
+            INFO(c.what);
+            const auto fast = run_kernel(c, false), plain = run_kernel(c, true);
+            const auto math = reference_attention(c);
+            std::string first;
+            const std::size_t n_fast_plain = count_differences(fast, plain, first);
+            CHECK_MESSAGE(n_fast_plain == 0, n_fast_plain, " elements differ between AVX2 and plain loops, first ", first);
+            const std::size_t n_fast_math = count_differences(fast, math, first);
+            CHECK_MESSAGE(n_fast_math == 0, n_fast_math, " elements differ between AVX2 and the math, first ", first);
+            const std::size_t n_plain_math = count_differences(plain, math, first);
+            CHECK_MESSAGE(n_plain_math == 0, n_plain_math, " elements differ between plain loops and the math, first ", first);
+            ++total;
+            avx2_vs_plain += n_fast_plain != 0;
+            avx2_vs_math += n_fast_math != 0;
+            plain_vs_math += n_plain_math != 0;
+            // The book's steps (PyTorch's math path) where they read the same keys: square, finite values (the
+            // math path multiplies the values of masked keys by 0, so their NaN would reach every query).
+            const bool finite_v = std::all_of(c.v.begin(), c.v.end(), [](float x) { return std::isfinite(x); });
+            if (c.lq == c.lk && (finite_v || !c.causal)) {
+                using q_t = shaped::tensor<float, batch, num_tokens, head_dim_any>;
+                using k_t = shaped::tensor<float, batch, keys_axis, head_dim_any>;
+                const auto q = q_t::from_buffer(c.q, c.nb, c.lq, c.d);
+                const auto k = k_t::from_buffer(c.k, c.nb, c.lk, c.d);
+                const auto v = k_t::from_buffer(c.v, c.nb, c.lk, c.dv);
+                std::vector<float> book_v;
+                if (c.causal) {
+                    book_v = to_vector(book_causal(q, k, v, mask, c.lq));
+                } else {
+                    const auto scores = shaped::matmul(q, k.transpose<-2, -1>());
+                    book_v = to_vector(shaped::matmul(shaped::softmax<-1>(scores / std::sqrt(static_cast<float>(c.d))), v));
+                }
+                const std::size_t n_book = count_differences(fast, book_v, first);
+                CHECK_MESSAGE(n_book == 0, n_book, " elements differ between AVX2 and the book's steps, first ", first);
+                ++book_checked;
+            }
+        }
+    }
+    MESSAGE(total, " cases (", book_checked, " also against the book's steps): AVX2 differs from the plain loops in ",
+            avx2_vs_plain, ", from the math in ", avx2_vs_math, "; the plain loops differ from the math in ", plain_vs_math);
+    // The public op takes the same path as run_kernel(c, false).
+    auto c = non_finite_cases(129, 129, 20, 20, true, 5)[0];
+    using q_t = shaped::tensor<float, batch, num_tokens, head_dim_any>;
+    using k_t = shaped::tensor<float, batch, keys_axis, head_dim_any>;
+    const auto fused = shaped::scaled_dot_product_attention(q_t::from_buffer(c.q, c.nb, c.lq, c.d),
+                                                            k_t::from_buffer(c.k, c.nb, c.lk, c.d),
+                                                            k_t::from_buffer(c.v, c.nb, c.lk, c.dv), shaped::is_causal);
+    std::string first;
+    CHECK(count_differences(to_vector(fused), run_kernel(c, false), first) == 0);
+}
+
 TEST_CASE("the kernel's threads share out the tiles: 1, 2 and 4 threads give the same bits") {
     struct head_dim : shaped::axis<"head_dim", 64> {};
     for (std::size_t t : {5u, 200u}) {
@@ -189,8 +421,19 @@ TEST_CASE("scaled_dot_product_attention refuses run-time extents that differ, na
                          doctest::Contains("expected as many keys as queries"), shaped::shape_error);
     CHECK_THROWS_WITH_AS(shaped::scaled_dot_product_attention(q, k, v, shaped::is_causal, 0.1),
                          doctest::Contains("dropout_p = 0.1"), std::invalid_argument);
-    // Not causal, queries and keys may differ in number.
+    // Not causal, queries and keys may differ in number when the keys are on their own axis.
     CHECK(shaped::scaled_dot_product_attention(q7, k, v).shape.extent(2) == 7);
+    // Keys on the queries' own num_tokens are that axis: one extent, as a + b requires (before, 5 queries
+    // against 7 keys of the same axis ran).
+    const auto k_own = k7.rename<batch, num_heads, num_tokens, head_dim>();
+    const auto v_own = v7.rename<batch, num_heads, num_tokens, head_dim>();
+    CHECK_THROWS_WITH_AS(shaped::scaled_dot_product_attention(q, k_own, v_own),
+                         doctest::Contains("scaled_dot_product_attention(q, k, v): num_tokens is 5 in q but 7 in k"),
+                         shaped::shape_error);
+    const auto k_five = k.rename<batch, num_heads, num_tokens, head_dim>();
+    const auto v_five = v.rename<batch, num_heads, num_tokens, head_dim>();
+    CHECK(shaped::max_abs_diff(shaped::scaled_dot_product_attention(q, k_five, v_five),
+                               shaped::scaled_dot_product_attention(q, k, v)) == 0.0);
 }
 
 namespace {

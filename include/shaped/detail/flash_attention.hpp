@@ -64,6 +64,10 @@ struct problem {
 
 constexpr std::size_t round_up(std::size_t n, std::size_t m) noexcept { return (n + m - 1) / m * m; }
 
+/// Below this, expf leaves the normal floats (ln FLT_MIN): both paths take exp as 0 there, so that -inf gives
+/// exactly 0 and a weight is 0 or the same number on either path.
+inline constexpr float exp_min_arg = -87.3365447504f;
+
 /// One thread's tiles, allocated before any thread starts: the queries transposed (head_dim × block_q),
 /// the scores transposed (block_k × block_q), the output accumulator (block_q × head_dim rounded up to 16),
 /// a block of values when head_dim is not a multiple of 16, and per query a running maximum and sum:
@@ -123,11 +127,14 @@ __attribute__((target("avx2,fma"))) inline void tile_avx2(const float* a, std::s
     }
 }
 
-// expf on 8 lanes: Cephes' polynomial as in xsimd and Pommier's avx_mathfun, about 1 ulp. Inputs below
-// -87.3 give a tiny positive number rather than 0; masked lanes are zeroed by the caller.
+// expf on 8 lanes: Cephes' polynomial as in xsimd and Pommier's avx_mathfun, about 1 ulp. 0 below exp_min_arg
+// (-inf included); NaN stays NaN: minps and maxps return their second operand when either is NaN, so the
+// clamps take x second.
 __attribute__((target("avx2,fma"))) inline __m256 exp8(__m256 x) {
-    x = _mm256_min_ps(x, _mm256_set1_ps(88.3762626647949f));
-    x = _mm256_max_ps(x, _mm256_set1_ps(-87.3365447504f));
+    const __m256 lo = _mm256_set1_ps(exp_min_arg);
+    const __m256 under = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);  // false for NaN
+    x = _mm256_min_ps(_mm256_set1_ps(88.3762626647949f), x);
+    x = _mm256_max_ps(lo, x);
     __m256 fx = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f));
     fx = _mm256_floor_ps(fx);
     x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
@@ -140,12 +147,16 @@ __attribute__((target("avx2,fma"))) inline __m256 exp8(__m256 x) {
     y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(5.0000001201E-1f));
     y = _mm256_fmadd_ps(y, _mm256_mul_ps(x, x), _mm256_add_ps(x, _mm256_set1_ps(1.0f)));
     const __m256i n = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(fx), _mm256_set1_epi32(127)), 23);
-    return _mm256_mul_ps(y, _mm256_castsi256_ps(n));
+    return _mm256_andnot_ps(under, _mm256_mul_ps(y, _mm256_castsi256_ps(n)));
 }
 
 // The online softmax of one tile of transposed scores, 8 queries at a time: for keys j < width and queries
 // c < cols, st(j, c) becomes exp(st(j, c) - m_new(c)), 0 where query c may not see key j (causal: key j0 + j
 // beyond position `first + c`); m and l are updated and alpha(c) = exp(m_old(c) - m_new(c)) returned.
+// NaN and infinities, on both paths alike (PyTorch's softmax): the maximum skips NaN (maxps with the running
+// maximum second, as std::max(mx, x)), a NaN score carries itself through exp(NaN - m), NaN, into l and acc;
+// m = -inf (every score seen so far -inf) subtracts 0 instead, so exp gives 0 where -inf - -inf would give NaN,
+// and the row ends with l = 0, acc / l NaN; m = +inf gives exp(inf - inf), NaN.
 __attribute__((target("avx2,fma"))) inline void softmax_tile_avx2(float* st, std::size_t ld, std::size_t width,
                                                                   std::size_t cols, bool causal, std::ptrdiff_t first,
                                                                   float* m, float* l, float* alpha) {
@@ -159,12 +170,12 @@ __attribute__((target("avx2,fma"))) inline void softmax_tile_avx2(float* st, std
         for (std::size_t j = 0; j < width; ++j) {
             __m256 x = _mm256_loadu_ps(st + j * ld + c);
             if (masked_tile) x = _mm256_blendv_ps(x, neg_inf, _mm256_cmp_ps(_mm256_set1_ps(static_cast<float>(j)), last, _CMP_GT_OQ));
-            mx = _mm256_max_ps(mx, x);
+            mx = _mm256_max_ps(x, mx);
         }
         const __m256 m_old = _mm256_loadu_ps(m + c);
         const __m256 m_new = _mm256_max_ps(m_old, mx);
         const __m256 base = _mm256_blendv_ps(m_new, _mm256_setzero_ps(), _mm256_cmp_ps(m_new, neg_inf, _CMP_EQ_OQ));
-        const __m256 a = exp8(_mm256_sub_ps(m_old, base));  // m_old = -inf: a tiny number, against an empty sum
+        const __m256 a = exp8(_mm256_sub_ps(m_old, base));  // m_old = -inf: 0
         __m256 sum = _mm256_setzero_ps();
         for (std::size_t j = 0; j < width; ++j) {
             __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(st + j * ld + c), base));
@@ -191,6 +202,8 @@ inline bool has_avx2() {
 inline bool has_avx2() { return false; }
 #endif
 
+inline float exp_portable(float x) { return x < exp_min_arg ? 0.0f : std::exp(x); }  // as exp8
+
 inline void softmax_tile_portable(float* st, std::size_t ld, std::size_t width, std::size_t cols, bool causal,
                                   std::ptrdiff_t first, float* m, float* l, float* alpha) {
     const float neg_inf = -std::numeric_limits<float>::infinity();
@@ -201,11 +214,11 @@ inline void softmax_tile_portable(float* st, std::size_t ld, std::size_t width, 
         for (std::size_t j = 0; j < width; ++j)
             if (sees(j)) mx = std::max(mx, st[j * ld + c]);
         const float m_new = std::max(m[c], mx), base = m_new == neg_inf ? 0.0f : m_new;
-        const float a = std::exp(m[c] - base);
+        const float a = exp_portable(m[c] - base);
         float sum = 0;
         for (std::size_t j = 0; j < width; ++j) {
             float& x = st[j * ld + c];
-            x = sees(j) ? std::exp(x - base) : 0.0f;
+            x = sees(j) ? exp_portable(x - base) : 0.0f;
             sum += x;
         }
         m[c] = m_new;
@@ -241,6 +254,28 @@ void gemm_tiles(const float* a, std::size_t ars, std::size_t acs, const float* b
                 default: run.template operator()<1>(); break;
             }
         }
+}
+
+// Whether a block of values (rows ld apart) holds no NaN and no infinity.
+inline bool all_finite(const float* x, std::size_t ld, std::size_t rows, std::size_t cols) {
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c)
+            if (!std::isfinite(x[r * ld + c])) return false;
+    return true;
+}
+
+// acc(r, ·) += P(r, ·) · V over the keys query r sees only (j <= first + r), P read from the transposed
+// scores st: the product of a tile that the causal mask cuts when its values are not all finite.
+inline void add_seen_values(const float* st, std::size_t ld, const float* v, std::size_t ldv, float* acc,
+                            std::size_t lda, std::size_t rows, std::size_t width, std::size_t dv, std::ptrdiff_t first) {
+    for (std::size_t r = 0; r < rows; ++r) {
+        const std::ptrdiff_t last = first + static_cast<std::ptrdiff_t>(r);
+        const std::size_t seen = last < 0 ? 0 : std::min(width, static_cast<std::size_t>(last) + 1);
+        for (std::size_t j = 0; j < seen; ++j) {
+            const float p = st[j * ld + r];
+            for (std::size_t c = 0; c < dv; ++c) acc[r * lda + c] += p * v[j * ldv + c];
+        }
+    }
 }
 
 // One tile of queries (rows i0 .. i0 + rows - 1 of batch matrix j) against every key it may see. The scores
@@ -299,8 +334,15 @@ void query_tile(const problem<NB>& pb, scratch& w, std::size_t j, std::size_t i0
             vb = w.vp.data();
             ldv = dp;
         }
-        // acc (rows × dp) += P (rows × width) · V (width × dp), P read from the transposed scores.
-        gemm_tiles<Avx2>(w.st.data(), 1, bq, vb, ldv, w.acc.data(), dp, rows, dp, width, true);
+        // acc (rows × dp) += P (rows × width) · V (width × dp), P read from the transposed scores. A query reads
+        // the values of the keys it sees only: where the causal mask cuts the tile, a NaN or inf among the values
+        // would reach the queries before its key through their weight 0 (0 · inf is NaN), so such a tile (one
+        // check of its values; rare) adds key by key.
+        const bool cut = pb.causal && first < static_cast<std::ptrdiff_t>(width) - 1;
+        if (cut && !all_finite(vb, ldv, width, dv))
+            add_seen_values(w.st.data(), bq, vb, ldv, w.acc.data(), dp, rows, width, dv, first);
+        else
+            gemm_tiles<Avx2>(w.st.data(), 1, bq, vb, ldv, w.acc.data(), dp, rows, dp, width, true);
     }
     // A query that saw no key has l = 0 and gives 0 · inf, NaN, as softmax over a row of -inf does.
     for (std::size_t r = 0; r < rows; ++r) {

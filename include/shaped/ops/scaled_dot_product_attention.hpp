@@ -142,10 +142,14 @@ auto sdpa(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, 
             using result_t = typename sdpa_result<Value, decltype(sublist<0, Q...>(std::make_index_sequence<n - 1>{})),
                                                   axis_at_t<n - 1, V...>>::type;
             if (dropout_p != 0.0) sdpa_dropout(dropout_p);
+            // Keys along the queries' own token axis (self-attention without a mask) are that axis: one
+            // extent, as `a + b` requires of it; key<num_tokens> or cached<num_tokens> may differ.
+            constexpr bool same_tokens = !Causal && std::is_same_v<tk, axis_at_t<n - 2, Q...>>;
             constexpr auto qk_pairs = [] {
-                axis_pairs<nb + 1> p{};
+                axis_pairs<nb + 1 + (same_tokens ? 1 : 0)> p{};
                 for (std::size_t i = 0; i < nb; ++i) p[i] = {i, i};
                 p[nb] = {n - 1, n - 1};
+                if constexpr (same_tokens) p[nb + 1] = {n - 2, n - 2};
                 return p;
             }();
             constexpr auto kv_pairs = [] {
@@ -255,14 +259,23 @@ tensor<float, B, T, H, D> sdpa_combined_causal(const basic_tensor<float, L, P, B
 /// Errors: compile time, in this order: another element type; ranks that differ or are below 2; q's and k's
 /// last axes differ (k passed transposed, as `matmul` wants it); k's and v's key axes differ; batch axes
 /// that differ; with `is_causal`, keys along an axis that is not the queries' tokens. Thrown: `shape_error`
-/// where run-time extents of one axis differ between q, k and v, or, with `is_causal`, for fewer keys than
+/// where run-time extents of one axis differ between q, k and v (keys along the queries' own `num_tokens`
+/// included: that is one axis, so one extent; cross-attention puts them on `key<num_tokens>`), or, with `is_causal`, for fewer keys than
 /// queries (more along `key<num_tokens>`); `std::invalid_argument` for `dropout_p != 0` (the kernel has no
 /// dropout: the book's `nn::multi_head_attention` trains with it).
 /// Threads: as many as OpenBLAS is set to use (`OPENBLAS_NUM_THREADS`, `openblas_set_num_threads`), over
 /// (batch, head, tile of 64 queries), one for small problems; they never run while BLAS's do. Scratch: about
 /// 200 KB per thread at head_dim 64, whatever the length. Numbers: those of the book's steps to float
-/// rounding (≤ 1e-5 in the tests: the tiles add in another order and exp is Cephes' polynomial); a row that
-/// sees no key gives NaN, as softmax over a row of `-inf` does.
+/// rounding (≤ 1e-5 in the tests: the tiles add in another order and exp is Cephes' polynomial).
+/// NaN and infinities: PyTorch's math path over the keys each query sees, on every CPU. A NaN among a query's
+/// scores (a NaN in q or in a key it sees, or inf · 0 in q kᵀ) makes its output row NaN; so does a `+inf`
+/// score (inf - inf in softmax) and a row whose scores are all `-inf` or that sees no key (softmax of all
+/// `-inf`); a `-inf` score weighs 0. NaN and inf in v go through the product: a value's NaN makes NaN that
+/// column for every query that sees its key, `+inf` gives `+inf` (NaN beside a `-inf`, or under weight 0:
+/// 0 · inf). With `is_causal`, the values of keys a query does not see are not read: PyTorch's math path
+/// multiplies them by 0, so that their NaN reaches every query; here a later token never changes an earlier
+/// output, with or without a KV cache. A weight below the smallest normal float (a score more than 87.3
+/// below its row's maximum) counts as 0.
 /// Source: PyTorch 2's `torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)`; the
 /// kernel follows FlashAttention (Dao et al., 2022); the book's bonus notebook
 /// ch03/02_bonus_efficient-multihead-attention (`MHAPyTorchScaledDotProduct`).
