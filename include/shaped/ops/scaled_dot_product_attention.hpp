@@ -260,9 +260,9 @@ tensor<float, B, T, H, D> sdpa_combined_causal(const basic_tensor<float, L, P, B
 /// last axes differ (k passed transposed, as `matmul` wants it); k's and v's key axes differ; batch axes
 /// that differ; with `is_causal`, keys along an axis that is not the queries' tokens. Thrown: `shape_error`
 /// where run-time extents of one axis differ between q, k and v (keys along the queries' own `num_tokens`
-/// included: that is one axis, so one extent; cross-attention puts them on `key<num_tokens>`), or, with `is_causal`, for fewer keys than
-/// queries (more along `key<num_tokens>`); `std::invalid_argument` for `dropout_p != 0` (the kernel has no
-/// dropout: the book's `nn::multi_head_attention` trains with it).
+/// included: that is one axis, so one extent; cross-attention puts them on `key<num_tokens>`), or, with
+/// `is_causal`, for fewer keys than queries (more along `key<num_tokens>`); `std::invalid_argument` for
+/// `dropout_p != 0` (the kernel has no dropout: the book's `nn::multi_head_attention` trains with it).
 /// Threads: as many as OpenBLAS is set to use (`OPENBLAS_NUM_THREADS`, `openblas_set_num_threads`), over
 /// (batch, head, tile of 64 queries), one for small problems; they never run while BLAS's do. Scratch: about
 /// 200 KB per thread at head_dim 64, whatever the length. Numbers: those of the book's steps to float
