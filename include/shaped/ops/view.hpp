@@ -5,7 +5,15 @@
 /// `view`, `reshape` and `rename`: the same elements under other axes.
 
 #include <algorithm>
+#include <boost/hana/at.hpp>
+#include <boost/hana/concat.hpp>
 #include <boost/hana/contains.hpp>
+#include <boost/hana/flatten.hpp>
+#include <boost/hana/length.hpp>
+#include <boost/hana/prepend.hpp>
+#include <boost/hana/remove_if.hpp>
+#include <boost/hana/transform.hpp>
+#include <boost/hana/unpack.hpp>
 #include <array>
 #include <string>
 #include <tuple>
@@ -93,9 +101,53 @@ enum class regroup_miss {
     split_reordered,         // a merged axis split back in another order than it was merged (swap two targets)
     transpose_after,         // a split that lands the axes in another order: view, then transpose (swap two targets)
     transpose_first,         // a merge of axes that are apart or out of order: transpose, then view (swap two sources)
+    transposes_after,        // as transpose_after, but more than one swap apart: view, then transpose pair by pair
+    transposes_first,        // as transpose_first, but more than one swap apart: transpose pair by pair, then view
     merged_back_out_first,   // a merged axis of x regrouped with others: view it back out into its factors first
+    split_transpose_merge,   // a merged target axis whose factors lie apart in x: split x, transpose, then merge
     other_axes,              // the target's axes are not x's split or merged (a rename, say)
 };
+
+// The most transposes a hint lists; a view further apart than that gets one of the hints without pairs.
+inline constexpr std::size_t max_hint_pairs = 15;
+
+// Why a view does not regroup, as `{kind, number of pairs, i0, j0, i1, j1, ...}`: the pairs of dimensions to
+// transpose, one after the other.
+using regroup_why = std::array<int, 2 + 2 * max_hint_pairs>;
+
+constexpr regroup_why make_why(regroup_miss kind, int i = -1, int j = -1) {
+    regroup_why w{};
+    w[0] = static_cast<int>(kind);
+    if (i >= 0) {
+        w[1] = 1;
+        w[2] = i;
+        w[3] = j;
+    }
+    return w;
+}
+
+// The transposes, left to right, that put the items of `cur` (a permutation of 0..n-1) in the order `want`
+// (pair (k, j) swaps positions k and j of the tensor as it is at that step); {kind, count, pairs...}, or a
+// kind of -1 when more pairs than a hint lists would be needed.
+template <std::size_t N>
+constexpr regroup_why transposes_to(regroup_miss kind, std::array<int, N> cur, const std::array<int, N>& want,
+                                    std::size_t n) {
+    regroup_why w{};
+    w[0] = static_cast<int>(kind);
+    for (std::size_t k = 0; k < n; ++k) {
+        if (cur[k] == want[k]) continue;
+        std::size_t j = k + 1;
+        while (cur[j] != want[k]) ++j;
+        if (w[1] == static_cast<int>(max_hint_pairs)) return regroup_why{-1};
+        w[2 + 2 * w[1]] = static_cast<int>(k);
+        w[3 + 2 * w[1]] = static_cast<int>(j);
+        ++w[1];
+        const int t = cur[k];
+        cur[k] = cur[j];
+        cur[j] = t;
+    }
+    return w;
+}
 
 // Axes... with the I-th and the J-th swapped, as a hana tuple of types.
 template <std::size_t I, std::size_t J, class... Axes>
@@ -138,26 +190,244 @@ constexpr bool factors_of_one_axis() {
             ...);
 }
 
-/// Why `(From...)` does not view as `(To...)` though the element counts agree, and the pair of dimensions a
-/// transpose should swap: `{kind, i, j}`.
+// The quotient axes an atom stands for or is built from: `head_dim` for `head_dim = d_out / num_heads`, and
+// those of its dividend and divisor (a quotient of a quotient), so that either side can be cut as finely.
+struct quotients_fn {
+    template <class X>
+    constexpr auto operator()(hana::basic_type<X>) const {
+        if constexpr (is_quotient<X>)
+            return hana::prepend(
+                hana::concat(hana::flatten(hana::transform(atoms(hana::type_c<typename X::dividend>), *this)),
+                             hana::flatten(hana::transform(atoms(hana::type_c<typename X::divisor>), *this))),
+                hana::type_c<X>);
+        else
+            return hana::make_tuple();
+    }
+};
+
+// The first of Qs... whose dividend is X, or void.
+template <class X, class... Qs>
+struct quotient_of_dividend {
+    using type = void;
+};
+template <class X, class Q, class... Qs>
+struct quotient_of_dividend<X, Q, Qs...> {
+    using type = std::conditional_t<std::is_same_v<typename Q::dividend, X>, Q,
+                                    typename quotient_of_dividend<X, Qs...>::type>;
+};
+
+// An axis cut into its finest atoms: a product into its factors, a dividend of one of Qs... into (divisor,
+// quotient) (`d_out` into `num_heads, head_dim`). Two shapes that view into each other, once transposed, have
+// the same finest atoms in another order, but for extent-1 atoms, which view adds and drops freely.
+template <class... Qs>
+struct finest_atoms {
+    template <class X>
+    static constexpr auto atom(hana::basic_type<X>) {
+        using Q = typename quotient_of_dividend<X, Qs...>::type;
+        if constexpr (!std::is_void_v<Q>)
+            return hana::concat(of(hana::type_c<typename Q::divisor>), atom(hana::type_c<Q>));
+        else
+            return hana::make_tuple(hana::type_c<X>);
+    }
+    template <class A>
+    static constexpr auto of(hana::basic_type<A> a) {
+        return hana::flatten(hana::transform(atoms(a), [](auto t) { return atom(t); }));
+    }
+    // The finest atoms of A, less the extent-1 atoms that the other side, with finest atoms `Other`, does not
+    // have (an extent-1 axis both sides have keeps its place, so the pairs count it).
+    template <class A, class Other>
+    static constexpr auto of_against(hana::basic_type<A> a, Other other) {
+        return hana::remove_if(of(a), [=](auto t) {
+            using X = typename decltype(t)::type;
+            return hana::bool_c<X::dynamic_atoms == 0 && X::bound == 1 &&
+                                !decltype(hana::contains(other, t))::value>;
+        });
+    }
+};
+
+struct finest_atoms_fn {
+    template <class... Q>
+    constexpr auto operator()(hana::basic_type<Q>...) const {
+        return hana::type_c<finest_atoms<Q...>>;
+    }
+};
+
+// Items 0..n-1 ordered by key, ties in their own order; an item with key -1 (no atoms of its own) keeps the key
+// of the item before it.
+template <std::size_t N>
+constexpr std::array<int, N> order_by(std::array<int, N> key, std::size_t n) {
+    for (std::size_t k = 1; k < n; ++k)
+        if (key[k] < 0) key[k] = key[k - 1];
+    std::array<int, N> order{};
+    for (std::size_t k = 0; k < n; ++k) order[k] = static_cast<int>(k);
+    for (std::size_t a = 1; a < n; ++a)
+        for (std::size_t b = a; b > 0 && key[order[b - 1]] > key[order[b]]; --b) {
+            const int t = order[b];
+            order[b] = order[b - 1];
+            order[b - 1] = t;
+        }
+    return order;
+}
+
+// Where each axis's atoms start among its side's atoms, given how many each has.
+template <std::size_t N>
+constexpr std::array<int, N> starts(const std::array<int, N>& count) {
+    std::array<int, N> s{};
+    for (std::size_t k = 1; k < N; ++k) s[k] = s[k - 1] + count[k - 1];
+    return s;
+}
+
+// Whether the atoms of each of one side's n axes (from `start`, `count` of them) stay together, in order, on
+// the other side; `to_of[a]` is the to atom that from atom a becomes.
+template <std::size_t NA, std::size_t N>
+constexpr bool kept_whole(const std::array<int, NA>& to_of, std::size_t na, const std::array<int, N>& start,
+                          const std::array<int, N>& count, std::size_t n, bool from_side) {
+    std::array<int, NA> from_of{};
+    for (std::size_t a = 0; a < na; ++a) from_of[static_cast<std::size_t>(to_of[a])] = static_cast<int>(a);
+    for (std::size_t k = 0; k < n; ++k)
+        for (int c = 1; c < count[k]; ++c) {
+            const std::size_t i = static_cast<std::size_t>(start[k] + c);
+            const int here = from_side ? to_of[i] : from_of[i], before = from_side ? to_of[i - 1] : from_of[i - 1];
+            if (here != before + 1) return false;
+        }
+    return true;
+}
+
+// A view that no single swap fixes: with both sides cut into their finest atoms, the same atoms in another
+// order need transposes too. Which side to transpose, and the pairs, as a regroup_why (kind -1: not a
+// reordering of the same atoms).
+template <class F, class T>
+struct regroup_plan;
 template <class... From, class... To>
-constexpr std::array<int, 3> regroup_miss_of(axis_pack<From...>, axis_pack<To...>) {
+struct regroup_plan<axis_pack<From...>, axis_pack<To...>> {
+    static constexpr std::size_t nf = sizeof...(From), nt = sizeof...(To);
+    using quotients = decltype(hana::flatten(
+        hana::make_tuple(hana::flatten(hana::transform(atoms(hana::type_c<From>), quotients_fn{}))...,
+                         hana::flatten(hana::transform(atoms(hana::type_c<To>), quotients_fn{}))...)));
+    using cut = typename decltype(hana::unpack(quotients{}, finest_atoms_fn{}))::type;
+    using from_all = decltype(hana::flatten(hana::make_tuple(cut::of(hana::type_c<From>)...)));
+    using to_all = decltype(hana::flatten(hana::make_tuple(cut::of(hana::type_c<To>)...)));
+    using from_atoms = decltype(hana::flatten(hana::make_tuple(cut::of_against(hana::type_c<From>, to_all{})...)));
+    using to_atoms = decltype(hana::flatten(hana::make_tuple(cut::of_against(hana::type_c<To>, from_all{})...)));
+    static constexpr std::size_t na = decltype(hana::length(from_atoms{}))::value;
+    static constexpr std::size_t nb = decltype(hana::length(to_atoms{}))::value;
+    // Where each axis's atoms start among its side's atoms, and how many it has.
+    static constexpr std::array<int, nf + 1> from_count{
+        static_cast<int>(decltype(hana::length(cut::of_against(hana::type_c<From>, to_all{})))::value)..., 0};
+    static constexpr std::array<int, nt + 1> to_count{
+        static_cast<int>(decltype(hana::length(cut::of_against(hana::type_c<To>, from_all{})))::value)..., 0};
+    static constexpr std::array<int, nf + 1> from_start = starts(from_count);
+    static constexpr std::array<int, nt + 1> to_start = starts(to_count);
+    // same[a * nb + b]: from atom a is to atom b.
+    static constexpr std::array<bool, na * nb + 1> same = []<std::size_t... P>(std::index_sequence<P...>) {
+        return std::array<bool, na * nb + 1>{
+            std::is_same_v<typename decltype(+hana::at_c<P / nb>(from_atoms{}))::type,
+                           typename decltype(+hana::at_c<P % nb>(to_atoms{}))::type>...,
+            false};
+    }(std::make_index_sequence<na * nb>{});
+    // to_of[a]: the to atom that from atom a becomes (repeated atoms matched in order); -1 when the atoms differ.
+    static constexpr std::array<int, na + 1> to_of = [] {
+        std::array<int, na + 1> m{};
+        std::array<bool, nb + 1> used{};
+        if (na != nb) return std::array<int, na + 1>{-1};
+        for (std::size_t a = 0; a < na; ++a) {
+            std::size_t b = 0;
+            while (b < nb && (used[b] || !same[a * nb + b])) ++b;
+            if (b == nb) return std::array<int, na + 1>{-1};
+            used[b] = true;
+            m[a] = static_cast<int>(b);
+        }
+        return m;
+    }();
+    static constexpr bool reordered = na > 0 && to_of[0] >= 0;
+    // Transpose after: view x to To's axes in the order their atoms have in x, then put them in To's order.
+    static constexpr std::array<int, nt + 1> after_order = [] {
+        std::array<int, nt + 1> key{};
+        std::array<int, na + 1> from_of{};
+        if constexpr (reordered)
+            for (std::size_t a = 0; a < na; ++a) from_of[static_cast<std::size_t>(to_of[a])] = static_cast<int>(a);
+        for (std::size_t t = 0; t < nt; ++t)
+            key[t] = to_count[t] > 0 ? from_of[static_cast<std::size_t>(to_start[t])] : -1;
+        return order_by(key, nt);
+    }();
+    // Transpose first: put x's axes in the order their atoms have in To, then view.
+    static constexpr std::array<int, nf + 1> first_order = [] {
+        std::array<int, nf + 1> key{};
+        for (std::size_t f = 0; f < nf; ++f)
+            key[f] = from_count[f] > 0 && reordered ? to_of[static_cast<std::size_t>(from_start[f])] : -1;
+        return order_by(key, nf);
+    }();
+    // Whether each side's axes keep their atoms together, in order, on the other side, and whether x views as
+    // the axes so ordered (checked by the view rule itself).
+    static constexpr bool to_kept_whole = reordered && kept_whole(to_of, na, to_start, to_count, nt, false);
+    static constexpr bool from_kept_whole = reordered && kept_whole(to_of, na, from_start, from_count, nf, true);
+    static constexpr bool after_ok = to_kept_whole && []<std::size_t... K>(std::index_sequence<K...>) {
+        return view_regroups(hana::tuple_t<From...>, hana::tuple_t<axis_at_t<after_order[K], To...>...>);
+    }(std::make_index_sequence<nt>{});
+    static constexpr bool first_ok = from_kept_whole && []<std::size_t... K>(std::index_sequence<K...>) {
+        return view_regroups(hana::tuple_t<axis_at_t<first_order[K], From...>...>, hana::tuple_t<To...>);
+    }(std::make_index_sequence<nf>{});
+    static constexpr regroup_why why = [] {
+        if constexpr (!reordered) {
+            return regroup_why{-1};
+        } else {
+            if constexpr (after_ok) {
+                std::array<int, nt + 1> identity{};
+                for (std::size_t t = 0; t < nt; ++t) identity[t] = static_cast<int>(t);
+                regroup_why w = transposes_to(regroup_miss::transposes_after, after_order, identity, nt);
+                if (w[1] == 1) w[0] = static_cast<int>(regroup_miss::transpose_after);
+                return w;
+            } else if constexpr (first_ok) {
+                std::array<int, nf + 1> identity{};
+                for (std::size_t f = 0; f < nf; ++f) identity[f] = static_cast<int>(f);
+                regroup_why w = transposes_to(regroup_miss::transposes_first, identity, first_order, nf);
+                if (w[1] == 1) w[0] = static_cast<int>(regroup_miss::transpose_first);
+                return w;
+            } else {
+                // Split x into its finest atoms in its own order, transpose them into To's order, then merge.
+                std::array<int, na + 1> identity{}, want{};
+                for (std::size_t a = 0; a < na; ++a) {
+                    identity[a] = static_cast<int>(a);
+                    want[static_cast<std::size_t>(to_of[a])] = static_cast<int>(a);
+                }
+                return transposes_to(regroup_miss::split_transpose_merge, identity, want, na);
+            }
+        }
+    }();
+};
+
+/// Why `(From...)` does not view as `(To...)` though the element counts agree, and the pairs of dimensions to
+/// transpose, one after the other: `{kind, number of pairs, i0, j0, i1, j1, ...}`.
+template <class... From, class... To>
+constexpr regroup_why regroup_fix_of(axis_pack<From...>, axis_pack<To...>) {
     constexpr int nt = static_cast<int>(sizeof...(To)), nf = static_cast<int>(sizeof...(From));
     constexpr int t = swap_fixing_to<To...>(axis_pack<From...>{});
     if constexpr (t >= 0) {
         constexpr bool one_axis = factors_of_one_axis<axis_at_t<t / nt, To...>, axis_at_t<t % nt, To...>, From...>();
-        return {static_cast<int>(one_axis ? regroup_miss::split_reordered : regroup_miss::transpose_after), t / nt,
-                t % nt};
+        return make_why(one_axis ? regroup_miss::split_reordered : regroup_miss::transpose_after, t / nt, t % nt);
     } else {
         constexpr int f = swap_fixing_from<From...>(axis_pack<To...>{});
         if constexpr (f >= 0) {
-            return {static_cast<int>(regroup_miss::transpose_first), f / nf, f % nf};
+            return make_why(regroup_miss::transpose_first, f / nf, f % nf);
         } else {
+            // More than one swap apart, or a split and a merge around the transposes.
+            constexpr regroup_why plan = regroup_plan<axis_pack<From...>, axis_pack<To...>>::why;
             constexpr bool merged_regrouped = ((has_factors<From> && count_same_v<From, To...> == 0) || ...);
-            return {static_cast<int>(merged_regrouped ? regroup_miss::merged_back_out_first : regroup_miss::other_axes),
-                    0, 0};
+            if constexpr (plan[0] >= 0 && plan[1] >= 1 &&
+                          (plan[0] != static_cast<int>(regroup_miss::split_transpose_merge) || !merged_regrouped))
+                return plan;
+            else
+                return make_why(merged_regrouped ? regroup_miss::merged_back_out_first : regroup_miss::other_axes);
         }
     }
+}
+
+/// Why `(From...)` does not view as `(To...)`, and the first pair of dimensions to transpose: `{kind, i, j}`
+/// (`regroup_fix_of` has every pair).
+template <class... From, class... To>
+constexpr std::array<int, 3> regroup_miss_of(axis_pack<From...> f, axis_pack<To...> t) {
+    const regroup_why w = regroup_fix_of(f, t);
+    return {w[0], w[1] > 0 ? w[2] : 0, w[1] > 0 ? w[3] : 0};
 }
 
 // What view and reshape check, computed once for both.
@@ -172,19 +442,21 @@ struct view_check<Reshape, Layout, axis_pack<From...>, axis_pack<To...>> {
     static constexpr bool regroup_ok =
         !count_ok || !contiguous_ok || view_regroups(hana::tuple_t<From...>, hana::tuple_t<To...>);
     static constexpr bool ok = count_ok && contiguous_ok && regroup_ok;
-    static constexpr std::array<int, 3> why = [] {
+    static constexpr regroup_why why = [] {
         if constexpr (regroup_ok)
-            return std::array<int, 3>{-1, 0, 0};
+            return regroup_why{-1};
         else
-            return regroup_miss_of(axis_pack<From...>{}, axis_pack<To...>{});
+            return regroup_fix_of(axis_pack<From...>{}, axis_pack<To...>{});
     }();
     // Whether the regroup rule failed for this reason.
     static constexpr bool missed(regroup_miss m) { return why[0] == static_cast<int>(m); }
+    template <template <class...> class Role, std::size_t... P>
+    static auto pairs(std::index_sequence<P...>) -> Role<diag::dims<why[2 + 2 * P], why[3 + 2 * P]>...>;
     using from_t = described<diag::from_axes, From...>;
     using to_t = described<diag::to_axes, To...>;
     using counts_t = diag::element_counts<diag::numbers<static_numel_v<From...>, static_numel_v<To...>>>;
-    using after_t = diag::transpose_after<diag::dims<why[1], why[2]>>;
-    using first_t = diag::transpose_first<diag::dims<why[1], why[2]>>;
+    using after_t = decltype(pairs<diag::transpose_after>(std::make_index_sequence<why[1]>{}));
+    using first_t = decltype(pairs<diag::transpose_first>(std::make_index_sequence<why[1]>{}));
 };
 
 // The same elements under To..., once the checks passed (a strided x is copied first: reshape).
@@ -215,6 +487,20 @@ auto view_unchecked(basic_tensor<Value, Layout, From...> x) {
     "<To...>(x): view only splits and merges adjacent axes, in order; the axes to merge are apart or out of "  \
     "order: transpose the pair in transpose_first<dims<i, j>>, then merge (e.g. "                             \
     "context_vec.transpose<1, 2>().reshape<b, num_tokens, d_out>())"
+#define SHAPED_DETAIL_TRANSPOSES_AFTER_HINT                                                                   \
+    "<To...>(x): view only splits and merges adjacent axes, in order; the axes come out in an order more than one " \
+    "swap away from x's: split in x's order, then transpose each pair in transpose_after<dims<i, j>, ...> in "  \
+    "turn (e.g. view to (b, num_tokens, num_heads, head_dim), then transpose<0, 2>().transpose<1, 2>() for "     \
+    "(num_heads, b, num_tokens, head_dim))"
+#define SHAPED_DETAIL_TRANSPOSES_FIRST_HINT                                                                   \
+    "<To...>(x): view only splits and merges adjacent axes, in order; the axes to merge are apart or out of "  \
+    "order, more than one swap away: transpose each pair in transpose_first<dims<i, j>, ...> in turn, then "   \
+    "merge (e.g. context_vec.transpose<0, 2>().transpose<1, 2>().reshape<num_tokens, b, d_out>())"
+#define SHAPED_DETAIL_SPLIT_TRANSPOSE_MERGE_HINT                                                              \
+    "<To...>(x): view only splits and merges adjacent axes, in order; a merged axis of the target takes its "  \
+    "factors from different places of x: split x into those factors in x's order, transpose each pair in "    \
+    "transpose_after<dims<i, j>, ...> in turn, then merge (e.g. q.view<b, num_tokens, num_heads, "             \
+    "head_dim>().transpose<1, 2>().reshape<merged<b, num_heads>, num_tokens, head_dim>())"
 #define SHAPED_DETAIL_MERGED_BACK_OUT_HINT                                                                    \
     "<To...>(x): view only splits and merges adjacent axes, in order; x has a merged axis whose factors go to " \
     "different places: view it back out into its factors first, transpose, then merge"
@@ -232,8 +518,9 @@ auto view_unchecked(basic_tensor<Value, Layout, From...> x) {
 /// Errors (compile time, in this order): the element count changes; `x` is strided (transposed),
 /// PyTorch's run-time "view size is not compatible with input tensor's size and stride", whose fix is
 /// `contiguous()` or `reshape`; the target regroups axes in another order (e.g. straight from
-/// `(b, num_tokens, d_out)` to `(b, num_heads, num_tokens, head_dim)`, which needs a transpose) or
-/// renames an axis (use `rename`). Nothing is thrown.
+/// `(b, num_tokens, d_out)` to `(b, num_heads, num_tokens, head_dim)`, which needs a transpose: the error
+/// lists the pairs to transpose, one after the other, and whether before the view, after it, or between a
+/// split and a merge) or renames an axis (use `rename`). Nothing is thrown.
 /// Source: `torch.Tensor.view`; the book's `MultiHeadAttention.forward` (listing 3.5).
 /// Example: `auto q4 = q.view<batch, num_tokens, num_heads, head_dim>();`
 template <Axis... To, class Value, class Layout, Axis... From>
@@ -249,10 +536,16 @@ auto view(basic_tensor<Value, Layout, From...> x) {
                   "shaped::view" SHAPED_DETAIL_SPLIT_REORDERED_HINT);
     static_assert(diag::expect<!c::missed(m::transpose_after), typename c::from_t, typename c::to_t, typename c::after_t>,
                   "shaped::view" SHAPED_DETAIL_TRANSPOSE_AFTER_HINT);
+    static_assert(diag::expect<!c::missed(m::transposes_after), typename c::from_t, typename c::to_t, typename c::after_t>,
+                  "shaped::view" SHAPED_DETAIL_TRANSPOSES_AFTER_HINT);
     static_assert(diag::expect<!c::missed(m::transpose_first), typename c::from_t, typename c::to_t, typename c::first_t>,
                   "shaped::view" SHAPED_DETAIL_TRANSPOSE_FIRST_HINT);
+    static_assert(diag::expect<!c::missed(m::transposes_first), typename c::from_t, typename c::to_t, typename c::first_t>,
+                  "shaped::view" SHAPED_DETAIL_TRANSPOSES_FIRST_HINT);
     static_assert(diag::expect<!c::missed(m::merged_back_out_first), typename c::from_t, typename c::to_t>,
                   "shaped::view" SHAPED_DETAIL_MERGED_BACK_OUT_HINT);
+    static_assert(diag::expect<!c::missed(m::split_transpose_merge), typename c::from_t, typename c::to_t, typename c::after_t>,
+                  "shaped::view" SHAPED_DETAIL_SPLIT_TRANSPOSE_MERGE_HINT);
     static_assert(diag::expect<!c::missed(m::other_axes), typename c::from_t, typename c::to_t>,
                   "shaped::view" SHAPED_DETAIL_OTHER_AXES_HINT);
     if constexpr (c::ok)
@@ -276,10 +569,16 @@ auto reshape(basic_tensor<Value, Layout, From...> x) {
                   "shaped::reshape" SHAPED_DETAIL_SPLIT_REORDERED_HINT);
     static_assert(diag::expect<!c::missed(m::transpose_after), typename c::from_t, typename c::to_t, typename c::after_t>,
                   "shaped::reshape" SHAPED_DETAIL_TRANSPOSE_AFTER_HINT);
+    static_assert(diag::expect<!c::missed(m::transposes_after), typename c::from_t, typename c::to_t, typename c::after_t>,
+                  "shaped::reshape" SHAPED_DETAIL_TRANSPOSES_AFTER_HINT);
     static_assert(diag::expect<!c::missed(m::transpose_first), typename c::from_t, typename c::to_t, typename c::first_t>,
                   "shaped::reshape" SHAPED_DETAIL_TRANSPOSE_FIRST_HINT);
+    static_assert(diag::expect<!c::missed(m::transposes_first), typename c::from_t, typename c::to_t, typename c::first_t>,
+                  "shaped::reshape" SHAPED_DETAIL_TRANSPOSES_FIRST_HINT);
     static_assert(diag::expect<!c::missed(m::merged_back_out_first), typename c::from_t, typename c::to_t>,
                   "shaped::reshape" SHAPED_DETAIL_MERGED_BACK_OUT_HINT);
+    static_assert(diag::expect<!c::missed(m::split_transpose_merge), typename c::from_t, typename c::to_t, typename c::after_t>,
+                  "shaped::reshape" SHAPED_DETAIL_SPLIT_TRANSPOSE_MERGE_HINT);
     static_assert(diag::expect<!c::missed(m::other_axes), typename c::from_t, typename c::to_t>,
                   "shaped::reshape" SHAPED_DETAIL_OTHER_AXES_HINT);
     if constexpr (c::ok)
@@ -292,6 +591,9 @@ auto reshape(basic_tensor<Value, Layout, From...> x) {
 #undef SHAPED_DETAIL_SPLIT_REORDERED_HINT
 #undef SHAPED_DETAIL_TRANSPOSE_AFTER_HINT
 #undef SHAPED_DETAIL_TRANSPOSE_FIRST_HINT
+#undef SHAPED_DETAIL_TRANSPOSES_AFTER_HINT
+#undef SHAPED_DETAIL_TRANSPOSES_FIRST_HINT
+#undef SHAPED_DETAIL_SPLIT_TRANSPOSE_MERGE_HINT
 #undef SHAPED_DETAIL_MERGED_BACK_OUT_HINT
 #undef SHAPED_DETAIL_OTHER_AXES_HINT
 
