@@ -430,7 +430,14 @@ TEST_CASE("safetensors files that the reference reader refuses are refused, each
     CHECK(fails("nul", safetensors_bytes(std::string("{" + a + "}") + std::string(4, '\0'), 8)) ==
           "the header holds a NUL byte (it is JSON, padded with spaces, never with NULs)");
     CHECK(fails("twice", safetensors_bytes("{" + a + "," + a + "}", 8)) == "the key \"a\" is given twice in the header");
-    CHECK(fails("start", safetensors_bytes(" {" + a + "}", 8)) == "the header does not begin with '{'");
+    CHECK(fails("start", safetensors_bytes("x{" + a + "}", 8)) == "the header does not begin with '{'");
+    CHECK(fails("spaces", safetensors_bytes("    ", 0)) == "the header does not begin with '{'");
+    // Keys are shown with control characters escaped and cut short: a NUL would end what(), and a key may be
+    // as long as the header.
+    CHECK(fails("nul_key", safetensors_bytes(R"({"w\u0000":{"dtype":"F12","shape":[2],"data_offsets":[0,8]}})", 8)) ==
+          "w\\x00: unknown dtype \"F12\"");
+    CHECK(fails("long_key", safetensors_bytes("{\"" + std::string(5000, 'k') + R"(":{"dtype":"F12","shape":[2],"data_offsets":[0,8]}})", 8)) ==
+          std::string(80, 'k') + "...: unknown dtype \"F12\"");
     CHECK(fails("empty_header", safetensors_bytes("", 0)) == "the header does not begin with '{'");
     // Nested 100,000 deep in 200 KB: refused at the fourth level, without recursion (before, the message was
     // built with json::dump(), which recursed once per level and overflowed the stack).
@@ -440,11 +447,18 @@ TEST_CASE("safetensors files that the reference reader refuses are refused, each
     CHECK(fails("deep_metadata", safetensors_bytes(R"({"__metadata__":{"a":{"b":{}}}})", 0)) ==
           "the header nests values deeper than a tensor's shape (depth 4)");
     // What the reference accepts: trailing spaces, an empty file of tensors, metadata of strings, zero-size tensors.
-    for (const std::string& header : {"{" + a + "}      ", R"({"__metadata__":{"format":"pt"},)" + a + "}",
+    for (const std::string& header : {"{" + a + "}      ", "\t\n {" + a + "}\r ", R"({"__metadata__":null,)" + a + "}",
+                                     R"({"__metadata__":{"format":"pt"},)" + a + "}",
                                      R"({"e":{"dtype":"F32","shape":[0],"data_offsets":[0,0]},)" + a + "}"}) {
         const temp_file f("accepted.safetensors", safetensors_bytes(header, 8));
         CHECK(io::safetensors_file(f.path).find("a") != nullptr);
     }
+    // 100,000 keys, each looked up once among the others (the duplicate check was quadratic: minutes).
+    std::string many = "{";
+    for (int i = 0; i < 100000; ++i)
+        many += (i ? "," : "") + std::string("\"t") + std::to_string(i) + R"(":{"dtype":"F32","shape":[0],"data_offsets":[0,0]})";
+    const temp_file many_keys("many_keys.safetensors", safetensors_bytes(many + "}", 0));
+    CHECK(io::safetensors_file(many_keys.path).entries().size() == 100000);
     const temp_file none("none.safetensors", safetensors_bytes("{}", 0));
     CHECK(io::safetensors_file(none.path).entries().empty());
     // A FIFO is refused at once: opening it for reading would wait for a writer.
@@ -517,7 +531,8 @@ TEST_CASE("load_gpt2_weights is all or nothing and skips only the mask buffers o
     // Mask buffers: those of the model's blocks in their shape are skipped; one of a block the model does not
     // have, or of another shape, is an unexpected key.
     for (const auto& [name, shape] : std::vector<std::pair<std::string, std::vector<std::size_t>>>{
-             {"h.2.attn.bias", {1, 1, 16, 16}}, {"h.0.attn.masked_bias", {1}}, {"h.10.attn.masked_bias", {}}}) {
+             {"h.2.attn.bias", {1, 1, 16, 16}}, {"h.0.attn.masked_bias", {1}}, {"h.10.attn.masked_bias", {}},
+             {"transformer.lm_head.weight", {97, 64}}}) {  // a stray prefix did not flip every key to missing
         auto extra = all;
         io::safetensors_entry e;
         e.name = name;

@@ -70,10 +70,9 @@ void load_gpt2_weights(nn::gpt_model<Config>& model, const safetensors_file& fil
     const std::string e = "emb_dim=" + std::to_string(E);
     const std::string e3 = "3*emb_dim=" + std::to_string(3 * E), e4 = "4*emb_dim=" + std::to_string(4 * E);
 
-    // The prefix every key carries, if the file's keys are those of GPT2LMHeadModel.
-    std::string prefix;
-    for (const auto& entry : file.entries())
-        if (entry.name.rfind("transformer.", 0) == 0) prefix = "transformer.";
+    // The prefix every key carries, if the file's keys are those of GPT2LMHeadModel: told by the token
+    // embedding's key, so that one stray key cannot turn every real key into a missing one.
+    const std::string prefix = file.find("transformer.wte.weight") ? "transformer." : "";
 
     std::vector<detail::gpt2_key> expected{
         {"wte.weight", {V, E}, "(vocab_size=" + std::to_string(V) + ", " + e + ")"},

@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -41,10 +42,12 @@ namespace detail {
 
 // Bytes per element of each dtype the format names; 0 for a name it does not.
 inline std::size_t dtype_size(std::string_view dtype) noexcept {
-    if (dtype == "F64" || dtype == "I64" || dtype == "U64") return 8;
+    if (dtype == "F64" || dtype == "I64" || dtype == "U64" || dtype == "C64") return 8;
     if (dtype == "F32" || dtype == "I32" || dtype == "U32") return 4;
     if (dtype == "F16" || dtype == "BF16" || dtype == "I16" || dtype == "U16") return 2;
-    if (dtype == "I8" || dtype == "U8" || dtype == "BOOL" || dtype == "F8_E4M3" || dtype == "F8_E5M2") return 1;
+    if (dtype == "I8" || dtype == "U8" || dtype == "BOOL" || dtype == "F8_E4M3" || dtype == "F8_E5M2" ||
+        dtype == "F8_E8M0" || dtype == "F8_E4M3FNUZ" || dtype == "F8_E5M2FNUZ")
+        return 1;
     return 0;
 }
 
@@ -65,6 +68,25 @@ inline float bfloat16_to_float(std::uint16_t b) noexcept { return std::bit_cast<
 
 inline std::string dims_text(const std::vector<std::size_t>& dims) { return shaped::detail::format_extents(dims); }
 
+// A key or value from a file, as a message shows it: control characters (NUL among them, which would end
+// what()) escaped, and cut after 80 characters (a key may be as long as the header).
+inline std::string shown(std::string_view text, std::size_t limit = 80) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size() && out.size() < limit; ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c < 0x20 || c == 0x7f) {
+            constexpr char hex[] = "0123456789abcdef";
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    if (out.size() >= limit && text.size() > limit) out += "...";
+    return out;
+}
+
 // A file mapped read-only for the lifetime of the object (an empty file maps nothing).
 class mapped_file {
 public:
@@ -79,7 +101,9 @@ public:
         }
         size_ = static_cast<std::size_t>(st.st_size);
         if (size_ > 0) {
-            void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);  // one pass, not a fault per page
+            // Not populated here: the header is checked first, touching its pages only, so that a large file
+            // that is not a safetensors file is refused without being read. populate() reads the rest.
+            void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
             if (p == MAP_FAILED) {
                 ::close(fd);
                 throw file_error(reader, path, std::string("cannot map: ") + std::strerror(errno));
@@ -101,6 +125,16 @@ public:
     }
     const std::byte* data() const noexcept { return data_; }
     std::size_t size() const noexcept { return size_; }
+    // Reads the pages from `offset` on in one pass rather than a fault per page (advice only: errors ignored).
+    void populate(std::size_t offset) const noexcept {
+        const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+        const std::size_t begin = offset / page * page;
+        if (!data_ || begin >= size_) return;
+#ifdef MADV_POPULATE_READ
+        if (::madvise(const_cast<std::byte*>(data_) + begin, size_ - begin, MADV_POPULATE_READ) == 0) return;
+#endif
+        ::madvise(const_cast<std::byte*>(data_) + begin, size_ - begin, MADV_WILLNEED);
+    }
 
 private:
     const std::byte* data_ = nullptr;
@@ -137,8 +171,8 @@ struct safetensors_entry {
 /// Errors: thrown, `file_error` naming the file when it cannot be opened, is not a regular file (a FIFO is
 /// refused without waiting for a writer), or is not a safetensors file as the reference reader
 /// (huggingface/safetensors' `validate`) defines one: shorter than its 8-byte header length, a header length
-/// past the end of the file or over 100,000,000 bytes, a header that does not begin with '{', holds a NUL
-/// byte or is not a JSON object, a key given twice, a value nested deeper than a shape, a `__metadata__` that
+/// past the end of the file or over 100,000,000 bytes, a header whose JSON does not begin with '{' (after
+/// optional whitespace), holds a NUL byte or is not a JSON object, a key given twice, a value nested deeper than a shape, a `__metadata__` that
 /// is not a map of strings to strings, an entry without a known dtype, a shape or two offsets, offsets
 /// outside the data or in the wrong order, a byte count other than the shape and dtype give, two tensors that
 /// overlap, bytes of the data that belong to no tensor (a hole, or bytes after the last one). Everything is
@@ -172,7 +206,7 @@ public:
     template <class V, class L, Axis... A>
     void read(std::string_view key, basic_tensor<V, L, A...>& t) const {
         const safetensors_entry* e = find(key);
-        if (!e) throw file_error("safetensors", path_, "no tensor " + std::string(key));
+        if (!e) throw file_error("safetensors", path_, "no tensor " + detail::shown(key));
         read(*e, t);
     }
     /// Copies the tensor `e` (one of `entries()`) into `t`, as `read(key, t)` does.
@@ -215,7 +249,7 @@ public:
         const bool same = e.shape.size() == std::size(expected) &&
                           std::equal(e.shape.begin(), e.shape.end(), std::begin(expected));
         if (!same)
-            throw shape_error("io::safetensors_file::read(" + path_ + "): " + e.name, expected_text,
+            throw shape_error("io::safetensors_file::read(" + path_ + "): " + detail::shown(e.name), expected_text,
                               detail::dims_text(e.shape));
     }
 
@@ -240,7 +274,7 @@ private:
     }
 
     [[noreturn]] void refuse(const safetensors_entry& e, const std::string& what) const {
-        throw file_error("safetensors", path_, e.name + " is " + e.dtype + "; " + what);
+        throw file_error("safetensors", path_, detail::shown(e.name) + " is " + detail::shown(e.dtype) + "; " + what);
     }
 
     [[noreturn]] void corrupt(const std::string& problem) const { throw file_error("safetensors", path_, problem); }
@@ -258,9 +292,53 @@ private:
         return text;
     }
 
+    // The SAX events of the header, checked as they come: no value nested deeper than a tensor's shape, no
+    // key twice in one object. Linear in the header; nothing is kept but the keys of the open objects.
+    struct header_checker {
+        const safetensors_file* file;
+        std::vector<std::unordered_set<std::string>> keys;  // the keys of each open object, innermost last
+        std::size_t depth;
+        using json = nlohmann::json;
+        bool open() {
+            if (++depth > 3)
+                file->corrupt("the header nests values deeper than a tensor's shape (depth " + std::to_string(depth) + ")");
+            return true;
+        }
+        bool null() { return true; }
+        bool boolean(bool) { return true; }
+        bool number_integer(json::number_integer_t) { return true; }
+        bool number_unsigned(json::number_unsigned_t) { return true; }
+        bool number_float(json::number_float_t, const json::string_t&) { return true; }
+        bool string(json::string_t&) { return true; }
+        bool binary(json::binary_t&) { return true; }
+        bool start_object(std::size_t) {
+            keys.emplace_back();
+            return open();
+        }
+        bool key(json::string_t& k) {
+            if (!keys.back().insert(k).second)
+                file->corrupt("the key \"" + detail::shown(k) + "\" is given twice in the header");
+            return true;
+        }
+        bool end_object() {
+            keys.pop_back();
+            --depth;
+            return true;
+        }
+        bool start_array(std::size_t) { return open(); }
+        bool end_array() {
+            --depth;
+            return true;
+        }
+        template <class Exception>
+        [[noreturn]] bool parse_error(std::size_t, const std::string&, const Exception& ex) {
+            throw ex;
+        }
+    };
+
     // The reference reader's rules (huggingface/safetensors, `SafeTensors::read_metadata` and
-    // `Metadata::validate`): a header of at most 100,000,000 bytes that begins with '{' and is a JSON object,
-    // padded with JSON whitespace only; `__metadata__` a map of strings to strings; each tensor with a known
+    // `Metadata::validate`): a header of at most 100,000,000 bytes that is a JSON object, padded with JSON
+    // whitespace only; `__metadata__` a map of strings to strings (or null); each tensor with a known
     // dtype, a shape and offsets whose length is its bytes; the tensors, in the order of their offsets,
     // filling the data exactly, without a hole, an overlap or a byte after the last one. Stricter than JSON
     // alone: a key given twice (JSON leaves that open; nlohmann keeps the last) is refused, and no value may
@@ -279,49 +357,44 @@ private:
         const char* header = reinterpret_cast<const char*>(map_.data() + 8);
         data_ = map_.data() + 8 + n;
         const std::size_t data_size = size - 8 - static_cast<std::size_t>(n);
-        if (n == 0 || header[0] != '{') corrupt("the header does not begin with '{'");
         if (std::memchr(header, 0, n))
             corrupt("the header holds a NUL byte (it is JSON, padded with spaces, never with NULs)");
-        std::vector<std::vector<std::string>> keys;  // the keys of each open object, innermost last
-        const auto check = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-            using ev = nlohmann::json::parse_event_t;
-            if ((event == ev::object_start || event == ev::array_start) && depth >= 3)
-                corrupt("the header nests values deeper than a tensor's shape (depth " + std::to_string(depth + 1) + ")");
-            if (event == ev::object_start) keys.emplace_back();
-            if (event == ev::object_end) keys.pop_back();
-            if (event == ev::key && !keys.empty()) {
-                const auto& key = parsed.get_ref<const std::string&>();
-                auto& seen = keys.back();
-                if (std::find(seen.begin(), seen.end(), key) != seen.end())
-                    corrupt("the key \"" + key.substr(0, 64) + "\" is given twice in the header");
-                seen.push_back(key);
-            }
-            return true;
-        };
+        // JSON whitespace around the object is padding (the reference reader trims both ends); the parser is
+        // given the object alone.
+        const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+        std::size_t first = 0, last = n;
+        while (first < last && space(header[first])) ++first;
+        while (last > first && space(header[last - 1])) --last;
+        if (first == last || header[first] != '{') corrupt("the header does not begin with '{'");
+        // A first pass with a SAX checker (depth and repeated keys), then the tree: nlohmann's callback
+        // parser rescans an object's members after each one ends, quadratic in the number of tensors.
+        header_checker checker{this, {}, 0};
         nlohmann::json j;
         try {
-            j = nlohmann::json::parse(header, header + n, check);
+            nlohmann::json::sax_parse(header + first, header + last, &checker);
+            j = nlohmann::json::parse(header + first, header + last);
         } catch (const nlohmann::json::exception& ex) {
-            corrupt(std::string("the header is not JSON (") + ex.what() + ")");
+            corrupt("the header is not JSON (" + detail::shown(ex.what(), 240) + ")");
         }
         if (!j.is_object()) corrupt("the header is not a JSON object");
         for (const auto& [key, value] : j.items()) {
             if (key == "__metadata__") {
+                if (value.is_null()) continue;  // the reference reads null as no metadata
                 if (!value.is_object()) corrupt("__metadata__ is not a map of strings to strings");
                 for (const auto& [k, v] : value.items())
-                    if (!v.is_string()) corrupt("__metadata__: " + k + " is not a string but " + brief(v));
+                    if (!v.is_string()) corrupt("__metadata__: " + detail::shown(k) + " is not a string but " + brief(v));
                 continue;
             }
             if (!value.is_object() || !value.contains("dtype") || !value.contains("shape") ||
                 !value.contains("data_offsets"))
-                corrupt(key + ": an entry needs dtype, shape and data_offsets");
+                corrupt(detail::shown(key) + ": an entry needs dtype, shape and data_offsets");
             const auto& dtype = value["dtype"];
             const auto& shape = value["shape"];
             const auto& offsets = value["data_offsets"];
             if (!dtype.is_string() || detail::dtype_size(dtype.get<std::string>()) == 0)
-                corrupt(key + ": unknown dtype " + brief(dtype));
-            if (!shape.is_array()) corrupt(key + ": the shape is not a list of extents");
-            if (!offsets.is_array() || offsets.size() != 2) corrupt(key + ": data_offsets is not [begin, end]");
+                corrupt(detail::shown(key) + ": unknown dtype " + brief(dtype));
+            if (!shape.is_array()) corrupt(detail::shown(key) + ": the shape is not a list of extents");
+            if (!offsets.is_array() || offsets.size() != 2) corrupt(detail::shown(key) + ": data_offsets is not [begin, end]");
             safetensors_entry e;
             e.name = key;
             e.dtype = dtype.get<std::string>();
@@ -333,15 +406,15 @@ private:
                 bytes *= extent;
                 e.shape.push_back(extent);
             }
-            if (!ok) corrupt(key + ": the shape " + brief(shape) + " is not a list of extents that fit in memory");
+            if (!ok) corrupt(detail::shown(key) + ": the shape " + brief(shape) + " is not a list of extents that fit in memory");
             e.begin = to_size(offsets[0], ok);
             e.end = to_size(offsets[1], ok);
-            if (!ok) corrupt(key + ": data_offsets " + brief(offsets) + " are not byte offsets");
+            if (!ok) corrupt(detail::shown(key) + ": data_offsets " + brief(offsets) + " are not byte offsets");
             if (e.begin > e.end || e.end > data_size)
-                corrupt(key + ": data_offsets " + brief(offsets) + " lie outside the data (" + std::to_string(data_size) +
+                corrupt(detail::shown(key) + ": data_offsets " + brief(offsets) + " lie outside the data (" + std::to_string(data_size) +
                         " bytes)");
             if (e.end - e.begin != bytes)
-                corrupt(key + ": " + std::to_string(e.end - e.begin) + " bytes for " + e.dtype + " " +
+                corrupt(detail::shown(key) + ": " + std::to_string(e.end - e.begin) + " bytes for " + e.dtype + " " +
                         detail::dims_text(e.shape) + ", which takes " + std::to_string(bytes));
             entries_.push_back(std::move(e));
         }
@@ -350,15 +423,16 @@ private:
         std::size_t end = 0;
         for (std::size_t i = 0; i < entries_.size(); ++i) {
             const auto& e = entries_[i];
-            if (e.begin < end) corrupt(entries_[i - 1].name + " and " + e.name + " overlap in the data");
+            if (e.begin < end) corrupt(detail::shown(entries_[i - 1].name) + " and " + detail::shown(e.name) + " overlap in the data");
             if (e.begin > end)
                 corrupt("bytes " + std::to_string(end) + " to " + std::to_string(e.begin) + " of the data belong to no tensor (" +
-                        (i == 0 ? "before " + e.name : "between " + entries_[i - 1].name + " and " + e.name) + ")");
+                        (i == 0 ? "before " + detail::shown(e.name) : "between " + detail::shown(entries_[i - 1].name) + " and " + detail::shown(e.name)) + ")");
             end = e.end;
         }
         if (end != data_size)
             corrupt(std::to_string(data_size - end) + " bytes after the last tensor belong to no tensor (the data ends at " +
                     std::to_string(end) + ", the file " + std::to_string(data_size) + " bytes after its header)");
+        map_.populate(8 + static_cast<std::size_t>(n));  // the checks passed: read the data in one pass
     }
 
     // The reference reader's bound on the header (`MAX_HEADER_SIZE`).
