@@ -5,10 +5,17 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 
 #include <shaped/io/npy.hpp>
+
+// A broken promise of the loader: abort, which libFuzzer reports as a crash with its input.
+#define FUZZ_CHECK(cond) \
+    do {                  \
+        if (!(cond)) std::abort(); \
+    } while (0)
 
 namespace {
 // What became of each input, printed at exit: accepted (loaded as one of the tensor types), or refused with one of the loader's two
@@ -26,6 +33,12 @@ bool attempt(const std::string& bytes) {
     std::istringstream in(bytes);
     try {
         const auto t = shaped::io::load_npy<V, Axes...>(in, "input.npy");
+        // What was loaded is what the header says, and fills the input exactly.
+        std::istringstream again(bytes);
+        const auto h = shaped::io::read_npy_header(again, bytes.size(), "input.npy");
+        FUZZ_CHECK(h.shape.size() == sizeof...(Axes));
+        for (std::size_t d = 0; d < h.shape.size(); ++d) FUZZ_CHECK(t.shape.extent(d) == h.shape[d]);
+        FUZZ_CHECK(h.data_offset + t.numel() * sizeof(V) == bytes.size());
         // Every element is readable: their bytes are folded together (as bytes, since an integer sum of
         // the file's values could overflow).
         volatile unsigned char fold = 0;

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +17,12 @@
 
 #include <shaped/io/state_dict.hpp>
 #include <shaped/nn/linear.hpp>
+
+// A broken promise of the loader: abort, which libFuzzer reports as a crash with its input.
+#define FUZZ_CHECK(cond) \
+    do {                  \
+        if (!(cond)) std::abort(); \
+    } while (0)
 
 namespace {
 // What became of each input, printed at exit: accepted (opened: its header and offsets passed), or refused with one of the loader's two
@@ -38,7 +46,7 @@ void read_as(const io::safetensors_file& f, const io::safetensors_entry& e) {
     f.read(e, std::span<const std::size_t>(e.shape), "(the file's)", out.data());
 }
 
-void attempt(const std::string& path) {
+void attempt(const std::string& path, const std::uint8_t* data, std::size_t size) {
     std::optional<io::safetensors_file> opened;
     try {
         opened.emplace(path);
@@ -48,6 +56,18 @@ void attempt(const std::string& path) {
         return;
     }
     const io::safetensors_file& f = *opened;
+    // What an opened file promises: the tensors, in order, fill the data after the header exactly, and each
+    // one's bytes are those of its dtype and shape, so every byte read lies inside the input.
+    std::uint64_t header = 0;
+    std::memcpy(&header, data, 8);
+    std::size_t end = 0;
+    for (const auto& e : f.entries()) {
+        FUZZ_CHECK(e.begin == end && e.end >= e.begin);
+        FUZZ_CHECK(f.bytes(e).size() == e.end - e.begin);
+        FUZZ_CHECK(e.numel() * io::detail::dtype_size(e.dtype) == e.end - e.begin);
+        end = e.end;
+    }
+    FUZZ_CHECK(8 + header + end == size);
     try {
         for (const auto& e : f.entries()) {
             read_as<float>(f, e);
@@ -71,6 +91,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (n <= 0) return 0;
         done += static_cast<std::size_t>(n);
     }
-    attempt(path);
+    attempt(path, data, size);
     return 0;
 }
