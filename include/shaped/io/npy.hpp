@@ -262,8 +262,8 @@ inline npy_header read_npy_header(std::istream& in, std::size_t size, const std:
         throw refuse("the header is not a .npy header (" + problem + ")");
     h.data_offset = header_at + header_length;
     const std::size_t available = size - h.data_offset;
-    // The element size from the descr's digits where it has them; the bytes are checked against the file
-    // by the caller, which knows its element type. Here: the product must not overflow.
+    // The element count must have a value; the caller, which knows the element type, checks its bytes
+    // against the file.
     std::size_t n = 1;
     for (auto d : h.shape) {
         if (d != 0 && n > std::numeric_limits<std::size_t>::max() / d)
