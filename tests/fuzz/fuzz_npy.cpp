@@ -1,6 +1,7 @@
 // libFuzzer target: any bytes as a .npy file. Every input is read by io::load_npy into tensors of each
 // element type the loader takes, on run-time axes of rank 1 and 2 (so that any shape the header states can
 // be the type's); it must load, or throw file_error or shape_error, never crash or read out of bounds.
+// An input is counted as accepted when it loads as one of those tensors.
 // Built and run by run.py (meson test --suite fuzz).
 #include <cstddef>
 #include <cstdint>
@@ -9,21 +10,11 @@
 #include <sstream>
 #include <string>
 
+#include "fuzz_common.hpp"
+
 #include <shaped/io/npy.hpp>
 
-// A broken promise of the loader: abort, which libFuzzer reports as a crash with its input.
-#define FUZZ_CHECK(cond) \
-    do {                  \
-        if (!(cond)) std::abort(); \
-    } while (0)
-
 namespace {
-// What became of each input, printed at exit: accepted (loaded as one of the tensor types), or refused with one of the loader's two
-// exceptions. Any other outcome is a crash, which libFuzzer reports.
-struct outcome_counts {
-    std::size_t accepted = 0, refused = 0;
-    ~outcome_counts() { std::fprintf(stderr, "shaped_fuzz: accepted %zu, refused %zu\n", accepted, refused); }
-} counts;
 struct rows : shaped::dynamic_axis<"rows"> {};
 struct cols : shaped::dynamic_axis<"cols"> {};
 struct six : shaped::axis<"six", 6> {};

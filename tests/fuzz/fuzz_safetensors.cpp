@@ -2,7 +2,8 @@
 // offsets), each tensor it lists is read into float, double or int64 elements by its dtype, and a small
 // module is loaded from it with load_state_dict: each must succeed, or throw file_error or shape_error,
 // never crash or read outside the file. The bytes are given to the loader as a file (a memfd), since it maps
-// its input. Built and run by run.py (meson test --suite fuzz).
+// its input. An input is counted as accepted when the file opens (its header and offsets pass every
+// check). Built and run by run.py (meson test --suite fuzz).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -15,22 +16,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fuzz_common.hpp"
+
 #include <shaped/io/state_dict.hpp>
 #include <shaped/nn/linear.hpp>
 
-// A broken promise of the loader: abort, which libFuzzer reports as a crash with its input.
-#define FUZZ_CHECK(cond) \
-    do {                  \
-        if (!(cond)) std::abort(); \
-    } while (0)
-
 namespace {
-// What became of each input, printed at exit: accepted (opened: its header and offsets passed), or refused with one of the loader's two
-// exceptions. Any other outcome is a crash, which libFuzzer reports.
-struct outcome_counts {
-    std::size_t accepted = 0, refused = 0;
-    ~outcome_counts() { std::fprintf(stderr, "shaped_fuzz: accepted %zu, refused %zu\n", accepted, refused); }
-} counts;
 struct four : shaped::axis<"four", 4> {};
 struct three : shaped::axis<"three", 3> {};
 namespace io = shaped::io;
