@@ -1,5 +1,6 @@
 // Run time of multi-head attention's forward pass (causal, eval mode): shaped's two forms against the same
-// computation written by hand on xtensor + BLAS, and OpenBLAS sgemm at the projection sizes.
+// computation written by hand on xtensor + oneDNN's sgemm (the library shaped's products run on), and that
+// sgemm alone at the projection sizes and at every projection size of GPT-2 small.
 // Google Benchmark; figures are printed, never asserted. GFLOP/s counts the five matrix products.
 #include <benchmark/benchmark.h>
 
@@ -15,12 +16,19 @@
 #include <cstring>
 #include <shaped/nn/multi_head_attention_sdpa.hpp>
 #include <shaped/shaped.hpp>
+#include <shaped/threads.hpp>
 #include <xsimd/xsimd.hpp>
 
-// OpenBLAS's thread control (its cblas.h would clash with the CBLAS declarations xtensor-blas brings).
-extern "C" void openblas_set_num_threads(int);
-
 namespace {
+
+// The hand-written peers' matrix product: oneDNN's sgemm (row-major), on shaped's thread count, as
+// shaped's own products run (detail/gemm.hpp).
+void sgemm(char ta, char tb, std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+           const float* b, std::size_t ldb, float* c, std::size_t ldc) {
+    shaped::detail::apply_thread_count();
+    const auto d = [](std::size_t x) { return static_cast<dnnl_dim_t>(x); };
+    if (dnnl_sgemm(ta, tb, d(m), d(n), d(k), 1.f, a, d(lda), b, d(ldb), 0.f, c, d(ldc)) != dnnl_success) std::abort();
+}
 
 template <std::size_t B, std::size_t T, std::size_t DIn, std::size_t DOut, std::size_t H>
 struct config {
@@ -46,7 +54,7 @@ struct config {
                                                   2.0 * B * H * (T * (T + 1) / 2.0) * (DOut / H));
 };
 
-void set_threads(const benchmark::State& state) { openblas_set_num_threads(static_cast<int>(state.range(0))); }
+void set_threads(const benchmark::State& state) { shaped::set_num_threads(static_cast<int>(state.range(0))); }
 
 void report(benchmark::State& state, double flops) {
     state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
@@ -188,8 +196,7 @@ struct raw_setup {
     }
     // x W^T for one projection, B·T rows at once (the input's rows and the weight's rows are contiguous).
     void project(const float* w, const float* in, float* out, std::size_t in_features) const {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(B * T), D, in_features, 1.f, in,
-                    in_features, w, in_features, 0.f, out, D);
+        sgemm('N', 'T', B * T, D, in_features, in, in_features, w, in_features, out, D);
     }
     void project_qkv(float* q, float* k, float* v) const {
         const float* in = x.storage().data();
@@ -240,13 +247,13 @@ void hand_written(benchmark::State& state) {
         xt::xtensor<float, 4> scores({B, H, T, T});
         for (std::size_t b = 0; b < B; ++b)
             for (std::size_t h = 0; h < H; ++h)
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hd, 1.f, q + b * T * D + h * hd, D,
-                            k + b * T * D + h * hd, D, 0.f, scores.data() + (b * H + h) * T * T, T);
+                sgemm('N', 'T', T, T, hd, q + b * T * D + h * hd, D, k + b * T * D + h * hd, D,
+                      scores.data() + (b * H + h) * T * T, T);
         for (std::size_t r = 0; r < B * H * T; ++r) causal_softmax_row(scores.data() + r * T, T, r % T, scale);
         for (std::size_t b = 0; b < B; ++b)
             for (std::size_t h = 0; h < H; ++h)
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hd, T, 1.f, scores.data() + (b * H + h) * T * T,
-                            T, v + b * T * D + h * hd, D, 0.f, ctx + b * T * D + h * hd, D);
+                sgemm('N', 'N', T, hd, T, scores.data() + (b * H + h) * T * T, T, v + b * T * D + h * hd, D,
+                      ctx + b * T * D + h * hd, D);
     });
 }
 
@@ -263,11 +270,9 @@ void hand_fused(benchmark::State& state) {
         for (std::size_t b = 0; b < B; ++b)
             for (std::size_t h = 0; h < H; ++h) {
                 const std::size_t off = b * T * D + h * hd;
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hd, 1.f, q + off, D, k + off, D, 0.f,
-                            scores.data(), T);
+                sgemm('N', 'T', T, T, hd, q + off, D, k + off, D, scores.data(), T);
                 for (std::size_t i = 0; i < T; ++i) causal_softmax_row(scores.data() + i * T, T, i, scale);
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hd, T, 1.f, scores.data(), T, v + off, D, 0.f,
-                            ctx + off, D);
+                sgemm('N', 'N', T, hd, T, scores.data(), T, v + off, D, ctx + off, D);
             }
     });
 }
@@ -285,18 +290,65 @@ void shaped_projection(benchmark::State& state) {
     report(state, 2.0 * s.B * s.T * s.DIn * s.D);
 }
 
-// OpenBLAS sgemm at the projection size (B·T × DIn times DIn × DOut): the machine's practical rate.
+// oneDNN's sgemm at the projection size (B·T × DIn times DIn × DOut): the machine's practical rate (twice
+// OpenBLAS's Haswell kernels' on an AVX-512 CPU; OpenBLAS is not timed here).
 template <class C>
 void sgemm_projection(benchmark::State& state) {
     set_threads(state);
     constexpr std::size_t M = C::batch::extent * C::num_tokens::extent, K = C::d_in::extent, N = C::d_out::extent;
     std::vector<float> a(M * K, 0.5f), w(N * K, 0.25f), c(M * N);
     for (auto _ : state) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.f, a.data(), K, w.data(), K, 0.f, c.data(), N);
+        sgemm('N', 'T', M, N, K, a.data(), K, w.data(), K, c.data(), N);
         benchmark::DoNotOptimize(c.data());
     }
     report(state, 2.0 * M * N * K);
 }
+
+// nn::linear (with its bias, as GPT-2's layers have) at a GPT-2 small projection size, rows × in × out,
+// against oneDNN's sgemm called directly on the same sizes (no bias).
+template <std::size_t M, std::size_t K, std::size_t N>
+void shaped_linear(benchmark::State& state) {
+    set_threads(state);
+    struct rows : shaped::axis<"num_tokens", M> {};
+    struct in : shaped::axis<"d_in", K> {};
+    struct out : shaped::axis<"d_out", N> {};
+    shaped::torch::manual_seed(123);
+    const shaped::nn::linear<in, out> layer;
+    const auto x = shaped::torch::rand<rows, in>();
+    for (auto _ : state) {
+        auto y = layer(x);
+        benchmark::DoNotOptimize(y.data());
+    }
+    report(state, 2.0 * M * N * K);
+}
+template <std::size_t M, std::size_t K, std::size_t N>
+void onednn_sgemm(benchmark::State& state) {
+    set_threads(state);
+    std::vector<float> a(M * K, 0.5f), w(N * K, 0.25f), c(M * N);
+    for (auto _ : state) {
+        sgemm('N', 'T', M, N, K, a.data(), K, w.data(), K, c.data(), N);
+        benchmark::DoNotOptimize(c.data());
+    }
+    report(state, 2.0 * M * N * K);
+}
+#define SHAPED_BENCH_LINEAR(M, K, N)                                                                            \
+    BENCHMARK_TEMPLATE(shaped_linear, M, K, N)->Name("shaped_linear/m" #M "_k" #K "_n" #N)->ArgName("threads") \
+        ->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);                                                        \
+    BENCHMARK_TEMPLATE(onednn_sgemm, M, K, N)->Name("onednn_sgemm/m" #M "_k" #K "_n" #N)->ArgName("threads")   \
+        ->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+// GPT-2 small's projections: q, k, v and out_proj (768 → 768), the three at once (768 → 2304), the
+// feed-forward layers (768 → 3072, 3072 → 768), the output head (768 → 50257); 1024 and 8 × 1024 rows,
+// and 4 rows (a short prompt).
+SHAPED_BENCH_LINEAR(4, 768, 768)
+SHAPED_BENCH_LINEAR(1024, 768, 768)
+SHAPED_BENCH_LINEAR(1024, 768, 2304)
+SHAPED_BENCH_LINEAR(1024, 768, 3072)
+SHAPED_BENCH_LINEAR(1024, 3072, 768)
+SHAPED_BENCH_LINEAR(1024, 768, 50257)
+SHAPED_BENCH_LINEAR(8192, 768, 768)
+SHAPED_BENCH_LINEAR(8192, 768, 2304)
+SHAPED_BENCH_LINEAR(8192, 768, 3072)
+SHAPED_BENCH_LINEAR(8192, 3072, 768)
 
 using seed = config<1, 2, 6, 6, 3>;        // the seed's sizes (d_in = d_out = 6, 3 heads)
 using book = config<2, 6, 3, 2, 2>;        // the book's MultiHeadAttention example

@@ -44,6 +44,25 @@ ROUNDS = 3  # each figure is the median of this many rounds; the peers take turn
 # glibc's malloc, left to itself, hands a large freed heap top back to the kernel after every forward
 # pass at some sizes, so the next pass page-faults its buffers in again. These settings keep the memory.
 NO_TRIM = "glibc.malloc.trim_threshold=4294967295:glibc.malloc.mmap_threshold=4294967295"
+# shaped advises the kernel to back its large buffers by huge pages (detail/huge_pages.hpp); LibTorch gets the
+# same help from glibc's malloc with this setting (its page faults at batch 8 × 1024 fall from 381,000 to
+# 18,000), and the report's ratios are stated against LibTorch so helped.
+HUGETLB = "glibc.malloc.hugetlb=1"
+
+
+def peers(build, shaped_exe, torch_exe):
+    """The processes of one round: shaped's, LibTorch's as it is, and LibTorch's with huge pages, whose
+    benchmark names get the suffix `_hugetlb`."""
+    bench = build / "tests" / "bench"
+    return [(bench / shaped_exe, None, ""), (bench / torch_exe, None, ""),
+            (bench / torch_exe, dict(os.environ, GLIBC_TUNABLES=HUGETLB), "_hugetlb")]
+
+
+def with_tunables(env, tunables):
+    """env with `tunables` added to GLIBC_TUNABLES (colon-separated), keeping what env already sets."""
+    env = dict(env or os.environ)
+    env["GLIBC_TUNABLES"] = ":".join(t for t in [env.get("GLIBC_TUNABLES"), tunables] if t)
+    return env
 
 
 def run_benchmark(path, name_filter, env=None):
@@ -65,16 +84,24 @@ def benchmarks(build, configs=CONFIGS, impls="[a-z_]+", threads="[0-9]+", env=No
     config, shaped's benchmarks and LibTorch's run one after the other (in turns), so that a change in the
     machine's load falls on both sides of a ratio."""
     samples = {}
-    exes = [build / "tests" / "bench" / exe for exe in ["mha_bench", "libtorch_bench"]]
+    exes = peers(build, "mha_bench", "libtorch_bench")
     for r in range(ROUNDS):
         for config in configs:
-            for path in (exes if r % 2 == 0 else exes[::-1]):
+            for path, peer_env, suffix in (exes if r % 2 == 0 else exes[::-1]):
                 if path.exists():
-                    for key, value in run_benchmark(path, f"^({impls})/{config}/threads:({threads})$", env):
-                        samples.setdefault(key, []).append(value)
+                    run_env = with_tunables(env, peer_env["GLIBC_TUNABLES"]) if peer_env else env
+                    for (impl, c, t), value in run_benchmark(path, f"^({impls})/{config}/threads:({threads})$",
+                                                             run_env):
+                        samples.setdefault((impl + suffix if impl.startswith("libtorch") else impl, c, t),
+                                           []).append(value)
     median = lambda xs: sorted(xs)[len(xs) // 2]
     return {k: (median([t for t, _ in v]), median([g for _, g in v])) for k, v in samples.items()}
 
+
+LINEAR_CONFIGS = [f"m{m}_k{k}_n{n}" for m, k, n in [(4, 768, 768), (1024, 768, 768), (1024, 768, 2304),
+                                                    (1024, 768, 3072), (1024, 3072, 768), (1024, 768, 50257),
+                                                    (8192, 768, 768), (8192, 768, 2304), (8192, 768, 3072),
+                                                    (8192, 3072, 768)]]
 
 GPT_CONFIGS = ["forward_b2_t4", "forward_b1_t1024", "generate_b1_t4_new8", "decode_uncached_new32",
                "decode_cached_new32"]
@@ -85,22 +112,34 @@ def gpt_benchmarks(build, env=None, name_filter="."):
     weights once (seconds), so a round runs every configuration in one process per peer; the peers take
     turns, round by round."""
     samples = {}
-    exes = [build / "tests" / "bench" / exe for exe in ["gpt_bench", "libtorch_gpt"]]
+    exes = peers(build, "gpt_bench", "libtorch_gpt")
     for r in range(ROUNDS):
-        for path in (exes if r % 2 == 0 else exes[::-1]):
+        for path, peer_env, suffix in (exes if r % 2 == 0 else exes[::-1]):
             if not path.exists():
                 continue
+            run_env = with_tunables(env, peer_env["GLIBC_TUNABLES"]) if peer_env else env
             out = subprocess.run([str(path), "--benchmark_format=json", "--benchmark_min_time=0.3",
                                   "--benchmark_min_warmup_time=0.1", f"--benchmark_filter={name_filter}"],
-                                 capture_output=True, text=True, check=True, env=env).stdout
+                                 capture_output=True, text=True, check=True, env=run_env).stdout
             for b in json.loads(out)["benchmarks"]:
                 impl, config, threads = re.match(r"(\w+)/(\w+)/threads:(\d+)", b["name"]).groups()
+                impl += suffix if impl.startswith("libtorch") else ""
                 rate = b.get("tokens/s", b.get("GB/s", 0.0))
                 samples.setdefault((impl, config, int(threads)), []).append((b["real_time"], rate))
                 if "weight_MB" in b:
                     samples[("weights", "MB", 0)] = [(b["weight_MB"], 0.0)]
     median = lambda xs: sorted(xs)[len(xs) // 2]
     return {k: (median([t for t, _ in v]), median([g for _, g in v])) for k, v in samples.items()}
+
+
+def gpt2_forward_flops(tokens, layers=12, width=768, hidden=3072, heads=12, vocab=50257):
+    """The matrix products of one GPT-2 small forward pass over `tokens` tokens: per layer the qkv and output
+    projections and the feed-forward layers, and the causal half of the scores with their product with the
+    values; then the output head."""
+    head_dim = width // heads
+    per_layer = 2 * tokens * (3 * width * width + width * width + 2 * width * hidden) + \
+        2 * 2 * heads * (tokens * (tokens + 1) / 2) * head_dim
+    return layers * per_layer + 2 * tokens * width * vocab
 
 
 def peak_memory(build):
@@ -137,6 +176,27 @@ def compile_times():
                 twin_wall, twin_rss, _, _ = run_measured([cxx, *flags, twin])
             rows.append((unit, cxx, wall, rss, twin_wall, twin_rss, rc))
     return rows
+
+
+def llama_cpp_results(build):
+    """llama.cpp's tokens/s per (weights' dtype, "prefill" or "decode", threads), from tests/bench/llama_cpp/
+    when its llama-bench has been built; {} otherwise (the rows then say "–")."""
+    return {}
+
+
+def package_version(name):
+    out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", name], capture_output=True, text=True)
+    return out.stdout.strip() if out.returncode == 0 else "?"
+
+
+def gemm_libraries():
+    """Which library computes what, with the versions installed (detail/gemm.hpp makes the choice)."""
+    coretype = os.environ.get("OPENBLAS_CORETYPE")
+    return (f"oneDNN {package_version('libdnnl2')} (`dnnl_sgemm`, its kernels chosen from the CPU at run time) for "
+            f"float matrix products, OpenBLAS {package_version('libopenblas0-pthread')} "
+            + (f"(`OPENBLAS_CORETYPE={coretype}`) " if coretype else "")
+            + "for matrix-vector products (one row through a layer), one thread per call; LibTorch "
+            f"{package_version('libtorch-dev')} as Debian builds it")
 
 
 def checkout(rev, folder):
@@ -287,11 +347,9 @@ def main():
     gpt2 = [c for c in CONFIGS if c.startswith("gpt2")]
     no_trim = benchmarks(build, gpt2, "shaped_view|shaped_loop|hand_written|libtorch", "1",
                          dict(os.environ, GLIBC_TUNABLES=NO_TRIM))
-    # OpenBLAS's idle threads spin (sched_yield) for 2^28 cycles after each BLAS call, through the fused
-    # kernel's own threads; with OPENBLAS_THREAD_TIMEOUT=4 they sleep at once.
-    sleeping = benchmarks(build, ["gpt2_b8_t1024"], "shaped_sdpa", "[12]",
-                          dict(os.environ, OPENBLAS_THREAD_TIMEOUT="4"))
+    linear = benchmarks(build, LINEAR_CONFIGS, "shaped_linear|onednn_sgemm")
     gpt = gpt_benchmarks(build)
+    llama = llama_cpp_results(build)
     # OpenBLAS 0.3.21 (Debian 12) takes AMD's Zen 4 for a Haswell; its Zen kernels run on every AVX2 AMD CPU.
     amd = any("AuthenticAMD" in l for l in open("/proc/cpuinfo"))
     gpt_zen = (gpt_benchmarks(build, dict(os.environ, OPENBLAS_CORETYPE="Zen"), "decode_cached|read_bandwidth")
@@ -310,9 +368,12 @@ def main():
     png_ok = plot(results, ROOT / "docs" / "performance.png")
 
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    flags = next((l.split(":", 1)[1].split() for l in open("/proc/cpuinfo") if l.startswith("flags")), [])
+    simd = " ".join(f for f in flags if re.fullmatch(r"avx2|fma|avx512(f|bw|dq|vl|_bf16|_vnni)|amx\w*", f)) or "none"
     md = ["# Performance", "",
           f"Measured by `python3 tests/bench/report.py build` on a machine with {os.cpu_count()} "
-          f"cores ({cpu}), {platform.system()}, on {time.strftime('%Y-%m-%d')}. The machine is shared: "
+          f"cores ({cpu}; SIMD flags: {simd}), {platform.system()}, on {time.strftime('%Y-%m-%d')}. Matrix "
+          f"products: {gemm_libraries()}. The machine is shared: "
           "compare the ratios, which come from one run, rather than the absolute times. Each figure is the median "
           f"of {ROUNDS} rounds, and in each round shaped's benchmarks and LibTorch's take turns, configuration by "
           "configuration.", "",
@@ -320,16 +381,17 @@ def main():
           "Causal, evaluation mode, the book's `MultiHeadAttention`, one time per forward pass in ms.", "",
           "- `view`: `nn::multi_head_attention` (listing 3.5 in shaped);",
           "- `loop`: the same weights as head_dim-wide heads, `cat` and out_proj (`nn::split_heads`);",
-          "- `hand`: the book's steps written on xtensor storage and BLAS calls without shaped's types, every "
-          "head's scores kept as the book keeps them; the abstraction's cost is `view/hand`;",
+          "- `hand`: the book's steps written on xtensor storage and oneDNN sgemm calls without shaped's types, "
+          "every head's scores kept as the book keeps them; the abstraction's cost is `view/hand`;",
           "- `fused`: hand-written too, but one head's scores at a time (a different algorithm, for scale);",
           "- `LibTorch`: the book's class in PyTorch's C++ API, with the same number of threads for its own "
-          "kernels and for OpenBLAS;",
-          "- `proj/sgemm`: shaped's projection (`W_query(x)`, an `nn::linear`) as a fraction of OpenBLAS "
+          "kernels and for OpenBLAS; `LibTorch+hp`: the same with glibc's malloc backing large blocks by huge "
+          f"pages (`GLIBC_TUNABLES={HUGETLB}`), the help shaped gives itself; ratios are against this one;",
+          "- `proj/sgemm`: shaped's projection (`W_query(x)`, an `nn::linear`) as a fraction of oneDNN "
           "sgemm's rate at the same size; `GFLOP/s` counts the five matrix products of the view form.", "",
-          "| config | threads | view | loop | hand | fused | LibTorch | view/hand | loop/hand | view/LibTorch | "
-          "view GFLOP/s | proj/sgemm |",
-          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+          "| config | threads | view | loop | hand | fused | LibTorch | LibTorch+hp | view/hand | loop/hand | "
+          "view/LibTorch+hp | view GFLOP/s | proj/sgemm |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     def get(impl, c, t, i=0):
         v = results.get((impl, c, t))
         return v[i] if v else None
@@ -339,14 +401,14 @@ def main():
     targets = {"view/hand": [], "view/hand small": [], "view/LibTorch": [], "loop/LibTorch": [], "proj/sgemm": []}
     for c in CONFIGS:
         for t in (1, 2):
-            sv, sl, hw, hf, lt = (get(i, c, t) for i in ["shaped_view", "shaped_loop", "hand_written", "hand_fused",
-                                                         "libtorch"])
+            sv, sl, hw, hf, lt, lh = (get(i, c, t) for i in ["shaped_view", "shaped_loop", "hand_written",
+                                                             "hand_fused", "libtorch", "libtorch_hugetlb"])
             proj = ratio(get("shaped_projection", c, t, 1), get("sgemm_projection", c, t, 1))
-            md.append(f"| {c} | {t} | {ms(sv)} | {ms(sl)} | {ms(hw)} | {ms(hf)} | {ms(lt)} | "
-                      f"{fmt(ratio(sv, hw), 2)} | {fmt(ratio(sl, hw), 2)} | {fmt(ratio(sv, lt), 2)} | "
+            md.append(f"| {c} | {t} | {ms(sv)} | {ms(sl)} | {ms(hw)} | {ms(hf)} | {ms(lt)} | {ms(lh)} | "
+                      f"{fmt(ratio(sv, hw), 2)} | {fmt(ratio(sl, hw), 2)} | {fmt(ratio(sv, lh), 2)} | "
                       f"{fmt(get('shaped_view', c, t, 1), 1)} | {fmt(proj, 2)} |")
-            pairs = ([("view/hand", ratio(sv, hw)), ("view/LibTorch", ratio(sv, lt)),
-                      ("loop/LibTorch", ratio(sl, lt)), ("proj/sgemm", proj)] if c.startswith("gpt2")
+            pairs = ([("view/hand", ratio(sv, hw)), ("view/LibTorch", ratio(sv, lh)),
+                      ("loop/LibTorch", ratio(sl, lh)), ("proj/sgemm", proj)] if c.startswith("gpt2")
                      else [("view/hand small", ratio(sv, hw))])
             for key, v in pairs:
                 if v is not None:
@@ -356,51 +418,60 @@ def main():
            "| measure | target | measured |", "|---|---|---|",
            f"| view/hand, GPT-2 small | ≤ 1.05 | {span('view/hand')} |",
            f"| view/hand, seed and book sizes | ≤ 1.05 | {span('view/hand small')} |",
-           f"| view/LibTorch, GPT-2 small | < 1 | {span('view/LibTorch')} |",
-           f"| loop/LibTorch, GPT-2 small | < 1 | {span('loop/LibTorch')} |",
-           f"| proj/sgemm, GPT-2 small | ≥ 0.80 | {span('proj/sgemm')} |", "",
+           f"| view/LibTorch+hp, GPT-2 small | < 1 | {span('view/LibTorch')} |",
+           f"| loop/LibTorch+hp, GPT-2 small | < 1 | {span('loop/LibTorch')} |",
+           f"| proj/sgemm, GPT-2 small | ≥ 0.90 | {span('proj/sgemm')} |", "",
            "At the seed's and the book's sizes a forward pass takes one to two microseconds, and shaped's fixed "
            "cost per call shows: perf puts about 14% of a seed-size pass in constructing and moving the xtensor "
            "containers that carry each intermediate's shape and strides from op to op."]
+    md += ["", "## nn::linear at GPT-2 small's projection sizes", "",
+           "`nn::linear` (with its bias) against oneDNN's sgemm called directly on the same rows × in × out "
+           "(without a bias), GFLOP/s, in the same run. Target: linear/sgemm ≥ 0.9 at every size.", "",
+           "| rows × in × out | threads | linear GFLOP/s | sgemm GFLOP/s | linear/sgemm |", "|---|---|---|---|---|"]
+    linear_ratios = []
+    for c in LINEAR_CONFIGS:
+        for t in (1, 2):
+            lg = (linear.get(("shaped_linear", c, t)) or (None, None))[1]
+            og = (linear.get(("onednn_sgemm", c, t)) or (None, None))[1]
+            r = ratio(lg, og)
+            if r is not None:
+                linear_ratios.append(r)
+            md.append(f"| {c.replace('m', '').replace('_k', ' × ').replace('_n', ' × ')} | {t} | {fmt(lg, 1)} | "
+                      f"{fmt(og, 1)} | {fmt(r, 2)} |")
+    if linear_ratios:
+        md.append(f"\nlinear/sgemm over these points: {min(linear_ratios):.2f}–{max(linear_ratios):.2f}.")
     md += ["", "## The fused form: scaled_dot_product_attention", "",
            "`sdpa`: `nn::multi_head_attention_sdpa` (the bonus notebook's `MHAPyTorchScaledDotProduct`) with the "
            "view form's weights, its output checked against the view form's first (1e-5). `causal GFLOP/s` counts "
            "only what a causal pass must compute (the projections and the T·(T+1)/2 scores on or below the "
-           "diagonal, with their weights' product with the values), and `of sgemm` divides it by OpenBLAS "
-           "sgemm's rate at the projection size in the same run. Targets: LibTorch/sdpa ≥ 3.0 and view/sdpa ≥ 2.0 "
-           "at batch 8 × 1024 tokens, 1 thread; sdpa faster than LibTorch at every point; of sgemm ≥ 0.75 at 1024 "
-           "tokens; 2 threads against 1 ≥ 1.7 at batch 8 × 1024.", "",
-           "| config | threads | sdpa | view | LibTorch | LibTorch/sdpa | view/sdpa | causal GFLOP/s | of sgemm |",
-           "|---|---|---|---|---|---|---|---|---|"]
-    sdpa_faster, of_sgemm_1024 = [], []
+           "diagonal, with their weights' product with the values), and `of sgemm` divides it by oneDNN "
+           "sgemm's rate at the projection size in the same run, the fastest matrix product on the machine. "
+           "Targets: LibTorch+hp/sdpa ≥ 3.0 and view/sdpa ≥ 2.0 at batch 8 × 1024 tokens, 1 thread; sdpa faster "
+           "than LibTorch+hp at every point; of sgemm ≥ 0.75 at batch 8 × 1024, 1 thread; 2 threads against 1 "
+           "≥ 1.8 at batch 8 × 1024.", "",
+           "| config | threads | sdpa | view | LibTorch | LibTorch+hp | LibTorch+hp/sdpa | view/sdpa | causal GFLOP/s | "
+           "of sgemm |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    sdpa_faster = []
     for c in gpt2:
         for t in (1, 2):
-            sd, sv, lt = get("shaped_sdpa", c, t), get("shaped_view", c, t), get("libtorch", c, t)
+            sd, sv = get("shaped_sdpa", c, t), get("shaped_view", c, t)
+            lt, lh = get("libtorch", c, t), get("libtorch_hugetlb", c, t)
             cg, sg = get("shaped_sdpa_causal", c, t, 1), get("sgemm_projection", c, t, 1)
-            of = ratio(cg, sg)
-            if ratio(lt, sd) is not None:
-                sdpa_faster.append(ratio(lt, sd))
-            if of is not None and c.endswith("t1024"):
-                of_sgemm_1024.append(of)
-            md.append(f"| {c} | {t} | {ms(sd)} | {ms(sv)} | {ms(lt)} | {fmt(ratio(lt, sd), 2)} | "
-                      f"{fmt(ratio(sv, sd), 2)} | {fmt(cg, 1)} | {fmt(of, 2)} |")
+            if ratio(lh, sd) is not None:
+                sdpa_faster.append(ratio(lh, sd))
+            md.append(f"| {c} | {t} | {ms(sd)} | {ms(sv)} | {ms(lt)} | {ms(lh)} | {fmt(ratio(lh, sd), 2)} | "
+                      f"{fmt(ratio(sv, sd), 2)} | {fmt(cg, 1)} | {fmt(ratio(cg, sg), 2)} |")
     b8 = "gpt2_b8_t1024"
     md += ["", "| measure | target | measured |", "|---|---|---|",
-           f"| LibTorch/sdpa, batch 8 × 1024, 1 thread | ≥ 3.0 | {fmt(ratio(get('libtorch', b8, 1), get('shaped_sdpa', b8, 1)), 2)} |",
+           f"| LibTorch+hp/sdpa, batch 8 × 1024, 1 thread | ≥ 3.0 | "
+           f"{fmt(ratio(get('libtorch_hugetlb', b8, 1), get('shaped_sdpa', b8, 1)), 2)} |",
            f"| view/sdpa, batch 8 × 1024, 1 thread | ≥ 2.0 | {fmt(ratio(get('shaped_view', b8, 1), get('shaped_sdpa', b8, 1)), 2)} |",
-           f"| LibTorch/sdpa, every GPT-2 small point | > 1 | "
+           f"| LibTorch+hp/sdpa, every GPT-2 small point | > 1 | "
            f"{(f'{min(sdpa_faster):.2f}–{max(sdpa_faster):.2f}' if sdpa_faster else 'not measured')} |",
-           f"| of sgemm, 1024 tokens | ≥ 0.75 | "
-           f"{(f'{min(of_sgemm_1024):.2f}–{max(of_sgemm_1024):.2f}' if of_sgemm_1024 else 'not measured')} |",
-           f"| 2 threads against 1, batch 8 × 1024 | ≥ 1.7 | {fmt(ratio(get('shaped_sdpa', b8, 1), get('shaped_sdpa', b8, 2)), 2)} |",
-           f"| the same, `OPENBLAS_THREAD_TIMEOUT=4` | ≥ 1.7 | "
-           f"{fmt(ratio((sleeping.get(('shaped_sdpa', b8, 1)) or (None,))[0], (sleeping.get(('shaped_sdpa', b8, 2)) or (None,))[0]), 2)} |",
-           "", "OpenBLAS's idle threads spin, calling `sched_yield`, for 2^28 cycles (about 0.1 s) after each BLAS "
-           "call: through the fused kernel, which runs between two projections, they take turns on the cores with "
-           "the kernel's own threads. `OPENBLAS_THREAD_TIMEOUT=4` (read when OpenBLAS loads) puts them to sleep at "
-           "once; it costs a wake-up per BLAS call, which a program of many small calls (decoding) may feel. "
-           f"With it, batch 8 × 1024: {ms((sleeping.get(('shaped_sdpa', b8, 1)) or (None,))[0])} ms at 1 thread, "
-           f"{ms((sleeping.get(('shaped_sdpa', b8, 2)) or (None,))[0])} ms at 2."]
+           f"| of sgemm, batch 8 × 1024, 1 thread | ≥ 0.75 | "
+           f"{fmt(ratio(get('shaped_sdpa_causal', b8, 1, 1), get('sgemm_projection', b8, 1, 1)), 2)} |",
+           f"| 2 threads against 1, batch 8 × 1024 | ≥ 1.8 | {fmt(ratio(get('shaped_sdpa', b8, 1), get('shaped_sdpa', b8, 2)), 2)} |"]
     md += ["", "## Run-time extents", "",
            "The view form with `batch` and `num_tokens` known only at run time (`shaped::dynamic_axis`), bound "
            "to the same sizes, against the same sizes fixed at compile time, in the same run: what a prompt "
@@ -443,41 +514,67 @@ def main():
     md += ["", "## GPT-2 124M: forward pass and generation", "",
            "The book's `GPTModel` with `GPT_CONFIG_124M` (chapter 4), evaluation mode: `nn::gpt_model<gpt2_124m>` "
            "against the book's classes in LibTorch's C++ API (tests/bench/libtorch_book.hpp), same threads for "
-           "LibTorch's kernels and for OpenBLAS. Both peers first check their logits for the book's batch against "
-           "PyTorch's. `forward_bB_tT`: one forward pass over B sequences of T tokens; `generate_b1_t4_new8`: "
-           "`generate_text_simple` from \"Hello, I am\", 8 new tokens, every step recomputing the whole sequence. "
-           "Target: shaped no slower than LibTorch (shaped/LibTorch ≤ 1).", "",
-           "| config | threads | shaped (ms) | LibTorch (ms) | shaped/LibTorch | shaped tokens/s | LibTorch tokens/s |",
-           "|---|---|---|---|---|---|---|"]
+           "LibTorch's kernels and for OpenBLAS, as it is and with huge pages (`+hp`). Both peers first check "
+           "their logits for the book's batch against PyTorch's. `forward_bB_tT`: one forward pass over B "
+           "sequences of T tokens; `generate_b1_t4_new8`: `generate_text_simple` from \"Hello, I am\", 8 new "
+           "tokens, every step recomputing the whole sequence; `prefill_t512_last`: 512 tokens into an empty "
+           "cache, the last position's logits only (`nn::last_position`, what llama.cpp's prefill computes). "
+           "Target: shaped no slower than LibTorch+hp (shaped/LibTorch+hp ≤ 1).", "",
+           "| config | threads | shaped (ms) | LibTorch (ms) | LibTorch+hp (ms) | shaped/LibTorch+hp | shaped tokens/s | "
+           "LibTorch+hp tokens/s |",
+           "|---|---|---|---|---|---|---|---|"]
     gpt_ratios = []
-    for c in GPT_CONFIGS:
+    for c in GPT_CONFIGS + ["prefill_t512_last"]:
         for t in (1, 2):
-            sg, lg = gpt.get(("shaped_gpt", c, t)), gpt.get(("libtorch_gpt", c, t))
-            r = ratio(sg[0] if sg else None, lg[0] if lg else None)
+            sg, lg, lh = (gpt.get((i, c, t)) for i in ["shaped_gpt", "libtorch_gpt", "libtorch_gpt_hugetlb"])
+            r = ratio(sg[0] if sg else None, lh[0] if lh else None)
             if r is not None:
                 gpt_ratios.append(r)
-            md.append(f"| {c} | {t} | {ms(sg[0] if sg else None)} | {ms(lg[0] if lg else None)} | {fmt(r, 2)} | "
-                      f"{fmt(sg[1] if sg else None, 1)} | {fmt(lg[1] if lg else None, 1)} |")
+            md.append(f"| {c} | {t} | {ms(sg[0] if sg else None)} | {ms(lg[0] if lg else None)} | "
+                      f"{ms(lh[0] if lh else None)} | {fmt(r, 2)} | {fmt(sg[1] if sg else None, 1)} | "
+                      f"{fmt(lh[1] if lh else None, 1)} |")
     if gpt_ratios:
-        md.append(f"\nshaped/LibTorch over these points: {min(gpt_ratios):.2f}–{max(gpt_ratios):.2f}.")
+        md.append(f"\nshaped/LibTorch+hp over these points: {min(gpt_ratios):.2f}–{max(gpt_ratios):.2f}.")
+    md += ["", "### The forward pass against the matrix products' limit", "",
+           "A forward pass at batch 1 × 1024 is matrix products: the projections, the feed-forward layers, the "
+           "causal half of the scores and their product with the values, and the output head, "
+           f"{gpt2_forward_flops(1024) / 1e9:.0f} GFLOP. At oneDNN sgemm's rate at the qkv projection's size "
+           "(1024 × 768 × 2304, same run) they would take the `bound`; target: bound/shaped ≥ 0.7.", "",
+           "| threads | sgemm GFLOP/s | bound (ms) | shaped (ms) | bound/shaped |", "|---|---|---|---|---|"]
+    for t in (1, 2):
+        rate = (linear.get(("onednn_sgemm", "m1024_k768_n2304", t)) or (None, None))[1]
+        fwd = (gpt.get(("shaped_gpt", "forward_b1_t1024", t)) or (None,))[0]
+        bound = gpt2_forward_flops(1024) / (rate * 1e9) * 1e3 if rate else None
+        md.append(f"| {t} | {fmt(rate, 1)} | {ms(bound)} | {ms(fwd)} | {fmt(ratio(bound, fwd), 2)} |")
     weight_mb = gpt.get(("weights", "MB", 0), (None,))[0]
-    md += ["", "### Decoding against the machine's limit", "",
+    md += ["", "### Decoding against the machine's limit and llama.cpp", "",
            "A decoding step with the cache reads every weight once (all but the embeddings, of which it reads one "
            "row each): " + (f"{weight_mb:.0f} MB" if weight_mb else "–") + ". The machine reads memory at the rate "
-           "of `machine/read_bandwidth` (a sum over 512 MB of floats), so it decodes at most bandwidth ÷ weight "
-           "bytes tokens per second. The cached figures time 32 one-token steps after the prompt's pass, which is set "
-           "up untimed (a prefill, not a decoding step); the uncached ones time the book's `generate_text_simple`, "
-           "each step over the whole sequence. Target: at least 70% of that bound, and faster than LibTorch.", "",
+           "of `machine/read_bandwidth` (the fastest of five sums over 512 MB of floats per iteration), so it "
+           "decodes at most bandwidth ÷ weight bytes tokens per second. The cached figures time 32 one-token "
+           "steps after the prompt's pass, which is set up untimed; the uncached ones time the book's "
+           "`generate_text_simple`, each step over the whole sequence. `llama.cpp` is llama-bench's `-n` test "
+           "(tokens generated one at a time after an empty prompt) on the same model and weights in GGUF, float32 "
+           "(tests/bench/llama_cpp/). Target: at least 85% of the bound, and at least llama.cpp's rate.", "",
            "| threads | read bandwidth (GB/s) | bound (tokens/s) | shaped cached (tokens/s) | fraction of bound | "
-           "LibTorch cached (tokens/s) | shaped uncached (tokens/s) | cache speed-up |", "|---|---|---|---|---|---|---|---|"]
+           "llama.cpp f32 (tokens/s) | LibTorch+hp cached (tokens/s) | shaped uncached (tokens/s) |",
+           "|---|---|---|---|---|---|---|---|"]
     for t in (1, 2):
         bw = gpt.get(("machine", "read_bandwidth", t))
-        sc, lc = gpt.get(("shaped_gpt", "decode_cached_new32", t)), gpt.get(("libtorch_gpt", "decode_cached_new32", t))
+        sc, lc = gpt.get(("shaped_gpt", "decode_cached_new32", t)), gpt.get(("libtorch_gpt_hugetlb", "decode_cached_new32", t))
         su = gpt.get(("shaped_gpt", "decode_uncached_new32", t))
         bound = bw[1] * 1e3 / weight_mb if bw and weight_mb else None
         md.append(f"| {t} | {fmt(bw[1] if bw else None, 1)} | {fmt(bound, 1)} | {fmt(sc[1] if sc else None, 1)} | "
-                  f"{fmt(ratio(sc[1] if sc else None, bound), 2)} | {fmt(lc[1] if lc else None, 1)} | "
-                  f"{fmt(su[1] if su else None, 1)} | {fmt(ratio(sc[1] if sc else None, su[1] if su else None), 1)} |")
+                  f"{fmt(ratio(sc[1] if sc else None, bound), 2)} | {fmt(llama.get(('f32', 'decode', t)), 1)} | "
+                  f"{fmt(lc[1] if lc else None, 1)} | {fmt(su[1] if su else None, 1)} |")
+    md += ["", "Prefill, 512 tokens into an empty cache, the last position's logits (llama-bench's `-p 512`), "
+           "tokens per second. Target: at least llama.cpp's float32 rate at 1 thread.", "",
+           "| threads | shaped | llama.cpp f32 | llama.cpp f16 | shaped/llama.cpp f32 |", "|---|---|---|---|---|"]
+    for t in (1, 2):
+        sp = (gpt.get(("shaped_gpt", "prefill_t512_last", t)) or (None, None))[1]
+        lp = llama.get(("f32", "prefill", t))
+        md.append(f"| {t} | {fmt(sp, 1)} | {fmt(lp, 1)} | {fmt(llama.get(('f16', 'prefill', t)), 1)} | "
+                  f"{fmt(ratio(sp, lp), 2)} |")
     if gpt_zen:
         md += ["", "OpenBLAS 0.3.21 runs its Haswell kernels on this AMD CPU, whose matrix-vector product streams "
                "memory well below the machine's rate; with `OPENBLAS_CORETYPE=Zen` (its kernels for AMD's AVX2 "

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "check.hpp"
@@ -100,6 +101,27 @@ TEST_CASE("cached logits equal uncached logits, step by step and with prompts fe
             CHECK(m.current_pos() == fed);
         }
     }
+}
+
+TEST_CASE("last_position gives the last row of the cached pass's logits, and moves the cache as that pass does") {
+    auto& m = model();
+    for (std::size_t n : {1, 5, 40}) {
+        const auto ids = prompt_of<tokens>(2, n, n + 3);
+        const auto more = prompt_of<tokens>(2, 1, n + 4);
+        m.reset_kv_cache();
+        const auto all = m(ids, nn::use_cache);
+        const auto all_next = m(more, nn::use_cache);
+        m.reset_kv_cache();
+        const auto last = m(ids, nn::use_cache, nn::last_position);  // (batch, vocab_size)
+        CHECK(m.current_pos() == n);
+        const auto last_next = m(more, nn::use_cache, nn::last_position);
+        INFO("prompt length ", n);
+        CHECK(last.shape[0] == 2);
+        CHECK(shaped::max_abs_diff(last, all.select<tokens>(-1)) <= test::tolerance);
+        CHECK(shaped::max_abs_diff(last_next, all_next.select<tokens>(-1)) <= test::tolerance);
+    }
+    static_assert(std::is_same_v<decltype(model()(prompt_of<tokens>(1, 1, 1), nn::use_cache, nn::last_position)),
+                                 shaped::tensor<float, batch, kv_config::vocab_size>>);
 }
 
 TEST_CASE("the cache refuses to overflow the context or to change its batch, naming what it holds") {

@@ -273,10 +273,12 @@ TEST_CASE("matmul reads strided operands in place and gives what the contiguous 
     const auto products = shaped::matmul(bs, at.transpose<2, 3>());  // both operands transposed views
     CHECK(shaped::max_abs_diff(products, shaped::matmul(bs.contiguous(), at.transpose<2, 3>().contiguous())) == 0.0);
     CHECK(shaped::max_abs_diff(shaped::matmul(c, bt), shaped::matmul(c.contiguous(), bt.contiguous())) == 0.0);
-    // A broadcast batch axis over a strided operand.
+    // A broadcast batch axis over a strided operand. oneDNN's sgemm reads a transposed right-hand side with
+    // other kernels than a plain one, which add the three products in another order: the same values to
+    // float rounding (sums of three products of [0, 1) numbers: a few units in the last place of 3).
     auto w = shaped::torch::rand<five, three>().T();  // (three, five), strides (1, 3)
     auto x = shaped::torch::rand<two, three, four, three>();
-    CHECK(shaped::max_abs_diff(shaped::matmul(x, w), shaped::matmul(x, w.contiguous())) == 0.0);
+    CHECK(shaped::max_abs_diff(shaped::matmul(x, w), shaped::matmul(x, w.contiguous())) <= 4 * 3 * 0x1p-23);
 }
 
 TEST_CASE("the modules' causal step equals masked_fill, division and softmax, bit for bit") {

@@ -6,9 +6,10 @@
 /// (num_tokens × num_tokens) scores. Flash attention's scheme (Dao et al., 2022): a tile of queries meets
 /// the keys a tile at a time, keeping per row a running maximum and sum (the online softmax), so the scores
 /// of one tile pair are all that is ever stored; tiles wholly above the causal diagonal are never computed.
-/// The tile products run on an AVX2/FMA micro-kernel where the CPU has one (checked at run time, so the
-/// program's own flags do not matter) and on plain loops elsewhere. Types and extents have been checked by
-/// the caller; this file sees pointers, strides and sizes.
+/// The tile products and the softmax run on AVX-512 where the CPU has it, else on AVX2/FMA, else on plain
+/// loops: the CPU is asked at run time and each SIMD function carries its own target attribute, so the
+/// program's own flags do not matter. Types and extents have been checked by the caller; this file sees
+/// pointers, strides and sizes.
 
 #include <algorithm>
 #include <array>
@@ -16,20 +17,27 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
-#include <thread>
 #include <vector>
+
+#include "../threads.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define SHAPED_FLASH_AVX2 1
+#define SHAPED_FLASH_AVX512 1
+// The features of the AVX-512 functions' target attribute: those of Skylake-X, Zen 4 and later.
+#define SHAPED_FLASH_AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,fma")))
 #endif
-
-extern "C" int openblas_get_num_threads(void);
 
 namespace shaped::detail::flash {
 
-/// Queries per tile, keys per tile, and the width of the micro-kernel's column panel.
+/// Queries per tile, keys per tile, and the width of the micro-kernel's column panel (the values' columns
+/// are padded to a multiple of it; the AVX-512 micro-kernel takes up to four panels at once).
 inline constexpr std::size_t block_q = 64, block_k = 128, panel = 16;
+
+/// The kernel's code paths, narrowest first: plain loops, AVX2/FMA, AVX-512. `best` is the widest the CPU
+/// has; a problem asking for a path the CPU lacks gets the widest it has below it (`resolve`).
+enum class isa { portable, avx2, avx512, best };
 
 /// One operand: where batch `j`'s matrix starts (strides of the batch axes) and the distance between its
 /// rows (tokens); elements along a row (head_dim) are adjacent.
@@ -58,7 +66,7 @@ struct problem {
     float scale = 1;
     bool causal = false;
     std::size_t offset = 0;  // causal: query i sits at key position offset + i, and sees keys 0..offset + i
-    bool portable = false;   // the plain loops even where AVX2 is there (tests compare the two)
+    isa path = isa::best;    // at most this path even where the CPU has a wider one (tests compare them)
     std::size_t threads = 0; // 0: as threads_for decides; else this many (tests)
 };
 
@@ -96,6 +104,24 @@ inline void tile_portable(const float* a, std::size_t ars, std::size_t acs, cons
     for (int r = 0; r < R; ++r)
         for (std::size_t j = 0; j < panel; ++j) c[r * ldc + j] = t[r][j];
 }
+
+/// Rows of a block (rows `ld` apart, `cols` floats each) that a product brings into L2 while it runs, a share
+/// after each of its tiles: the next operands, which would otherwise come from memory when first read.
+struct prefetch_block {
+    const float* x = nullptr;  // null: nothing to fetch
+    std::size_t ld = 0, rows = 0, cols = 0;
+
+    // Asks for rows from .. to - 1, one request per cache line of 64 bytes (16 floats).
+    void fetch(std::size_t from, std::size_t to) const noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+        if (x)
+            for (std::size_t r = from; r < to; ++r)
+                for (std::size_t c = 0; c < cols; c += 16) __builtin_prefetch(x + r * ld + c, 0, 2);
+#else
+        (void)from, (void)to;
+#endif
+    }
+};
 
 #ifdef SHAPED_FLASH_AVX2
 // The same tile in 2·R AVX2 registers: per step of K, two loads of B, R broadcasts of A, 2·R fused
@@ -198,9 +224,215 @@ inline bool has_avx2() {
     static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     return yes;
 }
+
+// C[R × 16·N] (+)= A[R × K] · B[K × 16·N], as tile_portable, in R·N AVX-512 registers: per step of K, N loads
+// of B, R broadcasts of A, R·N fused multiply-adds, each element's products added in the order of the AVX2
+// and plain tiles. R = 6, N = 4 keeps 24 accumulators: with the 4 rows of B, 28 of the 32 registers.
+template <int R, int N>
+SHAPED_FLASH_AVX512_TARGET inline void tile_avx512(const float* a, std::size_t ars, std::size_t acs, const float* b,
+                                                   std::size_t ldb, float* c, std::size_t ldc, std::size_t kdim,
+                                                   bool accumulate) {
+    __m512 t[R][N];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int n = 0; n < N; ++n) t[r][n] = accumulate ? _mm512_loadu_ps(c + r * ldc + 16 * n) : _mm512_setzero_ps();
+    for (std::size_t p = 0; p < kdim; ++p) {
+        __m512 bp[N];
+#pragma GCC unroll 4
+        for (int n = 0; n < N; ++n) bp[n] = _mm512_loadu_ps(b + p * ldb + 16 * n);
+        const float* ap = a + p * acs;
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+            const __m512 x = _mm512_set1_ps(ap[r * ars]);
+#pragma GCC unroll 4
+            for (int n = 0; n < N; ++n) t[r][n] = _mm512_fmadd_ps(x, bp[n], t[r][n]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int n = 0; n < N; ++n) _mm512_storeu_ps(c + r * ldc + 16 * n, t[r][n]);
+}
+
+// Rows 0 .. rows - 1 of C[· × 16·N] (+)= A · B in tiles of R rows, the last tile of fewer: the micro-kernel
+// keeps its row count at compile time, so the remainder picks its instance here. The rows of `next` are asked
+// for a share after each tile, so that their loads overlap the arithmetic.
+template <int R, int N>
+void row_tiles_avx512(const float* a, std::size_t ars, std::size_t acs, const float* b, std::size_t ldb, float* c,
+                      std::size_t ldc, std::size_t rows, std::size_t kdim, bool accumulate, const prefetch_block& next) {
+    const std::size_t tiles = rows / R;
+    for (std::size_t t = 0; t < tiles; ++t) {
+        tile_avx512<R, N>(a + t * R * ars, ars, acs, b, ldb, c + t * R * ldc, ldc, kdim, accumulate);
+        next.fetch(t * next.rows / tiles, (t + 1) * next.rows / tiles);
+    }
+    const std::size_t i = tiles * R;
+    if constexpr (R > 1)
+        if (i < rows)
+            row_tiles_avx512<R - 1, N>(a + i * ars, ars, acs, b, ldb, c + i * ldc, ldc, rows - i, kdim, accumulate,
+                                       tiles ? prefetch_block{} : next);
+}
+
+// GCC 12.2 warns in its own AVX-512 headers once their intrinsics are inlined here (GCC bug 105593, fixed in
+// later releases: the self-initialised _mm512_undefined_ps operand of max, min, roundscale, unpack, ...).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+// exp8 on 16 lanes, the same operations in the same order, so the same bits lane for lane: 0 below
+// exp_min_arg (-inf included), NaN kept NaN (minps and maxps with x second, as exp8; the mask of lanes kept
+// is "not less than", true for NaN).
+SHAPED_FLASH_AVX512_TARGET inline __m512 exp16(__m512 x) {
+    const __m512 lo = _mm512_set1_ps(exp_min_arg);
+    const __mmask16 kept = _mm512_cmp_ps_mask(x, lo, _CMP_NLT_UQ);  // true for NaN
+    x = _mm512_min_ps(_mm512_set1_ps(88.3762626647949f), x);
+    x = _mm512_max_ps(lo, x);
+    __m512 fx = _mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504088896341f), _mm512_set1_ps(0.5f));
+    fx = _mm512_roundscale_ps(fx, _MM_FROUND_FLOOR);
+    x = _mm512_fnmadd_ps(fx, _mm512_set1_ps(0.693359375f), x);
+    x = _mm512_fnmadd_ps(fx, _mm512_set1_ps(-2.12194440e-4f), x);
+    __m512 y = _mm512_set1_ps(1.9875691500E-4f);
+    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.3981999507E-3f));
+    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(8.3334519073E-3f));
+    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(4.1665795894E-2f));
+    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.6666665459E-1f));
+    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(5.0000001201E-1f));
+    y = _mm512_fmadd_ps(y, _mm512_mul_ps(x, x), _mm512_add_ps(x, _mm512_set1_ps(1.0f)));
+    const __m512i n = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvttps_epi32(fx), _mm512_set1_epi32(127)), 23);
+    return _mm512_maskz_mul_ps(kept, y, _mm512_castsi512_ps(n));
+}
+
+// softmax_tile_avx2 on 16 queries at a time, with its NaN and infinities: the maximum skips NaN (maxps with the
+// running maximum second), m = -inf subtracts 0, m = +inf gives NaN; the causal mask is the same comparison of
+// key and position in floats, as masks of lanes instead of blends.
+SHAPED_FLASH_AVX512_TARGET inline void softmax_tile_avx512(float* st, std::size_t ld, std::size_t width,
+                                                           std::size_t cols, bool causal, std::ptrdiff_t first,
+                                                           float* m, float* l, float* alpha) {
+    const __m512 neg_inf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+    const __m512 lane = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for (std::size_t c = 0; c < cols; c += 16) {
+        // Query c + lane sees keys j with j <= first + c + lane.
+        const __m512 last = _mm512_add_ps(lane, _mm512_set1_ps(static_cast<float>(first + static_cast<std::ptrdiff_t>(c))));
+        const bool masked_tile = causal && first + static_cast<std::ptrdiff_t>(c) < static_cast<std::ptrdiff_t>(width) - 1;
+        __m512 mx = neg_inf;
+        for (std::size_t j = 0; j < width; ++j) {
+            __m512 x = _mm512_loadu_ps(st + j * ld + c);
+            if (masked_tile) x = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(_mm512_set1_ps(static_cast<float>(j)), last, _CMP_GT_OQ), x, neg_inf);
+            mx = _mm512_max_ps(x, mx);
+        }
+        const __m512 m_old = _mm512_loadu_ps(m + c);
+        const __m512 m_new = _mm512_max_ps(m_old, mx);
+        const __m512 base = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(m_new, neg_inf, _CMP_EQ_OQ), m_new, _mm512_setzero_ps());
+        const __m512 a = exp16(_mm512_sub_ps(m_old, base));  // m_old = -inf: 0
+        __m512 sum = _mm512_setzero_ps();
+        for (std::size_t j = 0; j < width; ++j) {
+            __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(st + j * ld + c), base));
+            if (masked_tile) e = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_set1_ps(static_cast<float>(j)), last, _CMP_LE_OQ), e);
+            _mm512_storeu_ps(st + j * ld + c, e);
+            sum = _mm512_add_ps(sum, e);
+        }
+        _mm512_storeu_ps(m + c, m_new);
+        _mm512_storeu_ps(l + c, _mm512_fmadd_ps(_mm512_loadu_ps(l + c), a, sum));
+        _mm512_storeu_ps(alpha + c, a);
+    }
+}
+
+// dst(c, r) = src(r, c) · f for a 16 × 16 block (src's rows lds apart, dst's ldd): the queries' transposition
+// in registers, 64 shuffles where element by element it would be 256 strided stores. Products as the
+// scalar loop's, so the same bits.
+SHAPED_FLASH_AVX512_TARGET inline void transpose16_avx512(const float* src, std::size_t lds, float* dst,
+                                                          std::size_t ldd, float f) {
+    const __m512 fb = _mm512_set1_ps(f);
+    __m512 r[16], t[16];
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) r[i] = _mm512_mul_ps(_mm512_loadu_ps(src + i * lds), fb);
+    // Per 128-bit lane L (columns 4L .. 4L + 3): rows 2i and 2i + 1 interleaved, columns 4L, 4L + 1 (lo) and
+    // 4L + 2, 4L + 3 (hi).
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    // r[4i + k], lane L: column 4L + k of rows 4i .. 4i + 3.
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+        r[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+        r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+        r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+        r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+    }
+    // Column 4L + k is lane L of r[k], r[4 + k], r[8 + k], r[12 + k]: a 4 × 4 transposition of lanes.
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+        const __m512 u0 = _mm512_shuffle_f32x4(r[k], r[4 + k], 0x44), u1 = _mm512_shuffle_f32x4(r[k], r[4 + k], 0xEE);
+        const __m512 u2 = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0x44), u3 = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0xEE);
+        _mm512_storeu_ps(dst + (0 + k) * ldd, _mm512_shuffle_f32x4(u0, u2, 0x88));
+        _mm512_storeu_ps(dst + (4 + k) * ldd, _mm512_shuffle_f32x4(u0, u2, 0xDD));
+        _mm512_storeu_ps(dst + (8 + k) * ldd, _mm512_shuffle_f32x4(u1, u3, 0x88));
+        _mm512_storeu_ps(dst + (12 + k) * ldd, _mm512_shuffle_f32x4(u1, u3, 0xDD));
+    }
+}
+
+// all_finite on 16 lanes: one class test (NaN or infinity) per 16 values, the row's last ones masked.
+SHAPED_FLASH_AVX512_TARGET inline bool all_finite_avx512(const float* x, std::size_t ld, std::size_t rows,
+                                                         std::size_t cols) {
+    const __mmask16 tail = static_cast<__mmask16>((1u << (cols % 16)) - 1);
+    for (std::size_t r = 0; r < rows; ++r) {
+        const float* row = x + r * ld;
+        __mmask16 bad = 0;
+        std::size_t c = 0;
+        for (; c + 16 <= cols; c += 16) bad |= _mm512_fpclass_ps_mask(_mm512_loadu_ps(row + c), 0x99);  // NaN, ±inf
+        if (tail) bad |= _mm512_fpclass_ps_mask(_mm512_maskz_loadu_ps(tail, row + c), 0x99);
+        if (bad) return false;
+    }
+    return true;
+}
+
+// out(r, c) = acc(r, c) / l(r) for c < dv, as the scalar loop (one reciprocal, then products): the tile's
+// rows of output, 16 values a store, the last masked; acc's rows are padded to a multiple of 16.
+SHAPED_FLASH_AVX512_TARGET inline void store_rows_avx512(const float* acc, std::size_t dp, const float* l,
+                                                         float* out, std::size_t ldo, std::size_t rows,
+                                                         std::size_t dv) {
+    const __mmask16 tail = static_cast<__mmask16>((1u << (dv % 16)) - 1);
+    for (std::size_t r = 0; r < rows; ++r) {
+        const __m512 inv = _mm512_set1_ps(1.0f / l[r]);
+        std::size_t c = 0;
+        for (; c + 16 <= dv; c += 16) _mm512_storeu_ps(out + r * ldo + c, _mm512_mul_ps(_mm512_loadu_ps(acc + r * dp + c), inv));
+        if (tail) _mm512_mask_storeu_ps(out + r * ldo + c, tail, _mm512_mul_ps(_mm512_loadu_ps(acc + r * dp + c), inv));
+    }
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+// x[0 .. n) *= f, n a multiple of 16: the output accumulator's rows when the running maximum moves.
+SHAPED_FLASH_AVX512_TARGET inline void scale_row_avx512(float* x, std::size_t n, float f) {
+    const __m512 fb = _mm512_set1_ps(f);
+    for (std::size_t j = 0; j < n; j += 16) _mm512_storeu_ps(x + j, _mm512_mul_ps(_mm512_loadu_ps(x + j), fb));
+}
+
+// Whether the CPU (and the OS, which must save the 512-bit registers) has the AVX-512 subsets the AVX-512
+// functions are compiled for; asked once.
+inline bool has_avx512() {
+    static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                            __builtin_cpu_supports("fma");
+    return yes;
+}
 #else
 inline bool has_avx2() { return false; }
+inline bool has_avx512() { return false; }
 #endif
+
+/// The path a problem asking for `wanted` runs on: the widest the CPU has, capped at `wanted`, so that no
+/// request executes an instruction the CPU lacks. The one place the kernel's code path is chosen.
+inline isa resolve(isa wanted) {
+    const isa widest = has_avx512() ? isa::avx512 : has_avx2() ? isa::avx2 : isa::portable;
+    return std::min(wanted, widest);
+}
 
 inline float exp_portable(float x) { return x < exp_min_arg ? 0.0f : std::exp(x); }  // as exp8
 
@@ -227,10 +459,32 @@ inline void softmax_tile_portable(float* st, std::size_t ld, std::size_t width, 
     }
 }
 
-// C[rows × cols] (+)= A[rows × K] · B[K × cols], cols a multiple of `panel`, in tiles of at most 6 rows.
-template <bool Avx2>
+// C[rows × cols] (+)= A[rows × K] · B[K × cols], cols a multiple of `panel`: on AVX-512 in column strips of
+// 64, 32 or 16 (the widest that fits) and tiles of up to 6 or 12 rows, bringing `next` into L2 during the first
+// strip; else in tiles of 16 columns and at most 6 rows.
+template <isa I>
 void gemm_tiles(const float* a, std::size_t ars, std::size_t acs, const float* b, std::size_t ldb, float* c,
-                std::size_t ldc, std::size_t rows, std::size_t cols, std::size_t kdim, bool accumulate) {
+                std::size_t ldc, std::size_t rows, std::size_t cols, std::size_t kdim, bool accumulate,
+                [[maybe_unused]] const prefetch_block& next = {}) {
+#ifdef SHAPED_FLASH_AVX512
+    if constexpr (I == isa::avx512) {
+        for (std::size_t j = 0; j < cols;) {
+            const std::size_t left = cols - j;
+            const prefetch_block& pf = j == 0 ? next : prefetch_block{};
+            if (left >= 4 * panel) {
+                row_tiles_avx512<6, 4>(a, ars, acs, b + j, ldb, c + j, ldc, rows, kdim, accumulate, pf);
+                j += 4 * panel;
+            } else if (left >= 2 * panel) {
+                row_tiles_avx512<12, 2>(a, ars, acs, b + j, ldb, c + j, ldc, rows, kdim, accumulate, pf);
+                j += 2 * panel;
+            } else {
+                row_tiles_avx512<12, 1>(a, ars, acs, b + j, ldb, c + j, ldc, rows, kdim, accumulate, pf);
+                j += panel;
+            }
+        }
+        return;
+    }
+#endif
     for (std::size_t j = 0; j < cols; j += panel)
         for (std::size_t i = 0; i < rows; i += 6) {
             const float* ai = a + i * ars;
@@ -238,7 +492,7 @@ void gemm_tiles(const float* a, std::size_t ars, std::size_t acs, const float* b
             const float* bj = b + j;
             auto run = [&]<int R>() {
 #ifdef SHAPED_FLASH_AVX2
-                if constexpr (Avx2) {
+                if constexpr (I == isa::avx2) {
                     tile_avx2<R>(ai, ars, acs, bj, ldb, ci, ldc, kdim, accumulate);
                     return;
                 }
@@ -280,8 +534,8 @@ inline void add_seen_values(const float* st, std::size_t ld, const float* v, std
 
 // One tile of queries (rows i0 .. i0 + rows - 1 of batch matrix j) against every key it may see. The scores
 // are computed transposed, keys × queries, so that the keys are read in place and the softmax runs across
-// eight queries at once.
-template <bool Avx2, std::size_t NB>
+// eight (AVX2) or sixteen (AVX-512) queries at once.
+template <isa I, std::size_t NB>
 void query_tile(const problem<NB>& pb, scratch& w, std::size_t j, std::size_t i0) {
     constexpr std::size_t bq = block_q;
     const std::size_t rows = std::min(bq, pb.lq - i0), d = pb.d, dv = pb.dv, dp = w.dp;
@@ -290,9 +544,20 @@ void query_tile(const problem<NB>& pb, scratch& w, std::size_t j, std::size_t i0
     const float* v = pb.v.at(pb.batch, j);
     float* out = pb.out.at(pb.batch, j) + i0 * pb.out.row_stride;
     // The queries, scaled once (PyTorch's math path scales the scores: the same to rounding), transposed
-    // into (d × block_q), the columns past `rows` zero.
+    // into (d × block_q), the columns past `rows` zero. AVX-512 transposes whole 16 × 16 blocks in registers,
+    // the scalar loop the rest.
+    std::size_t r16 = 0, d16 = 0;
+#ifdef SHAPED_FLASH_AVX512
+    if constexpr (I == isa::avx512) {
+        r16 = rows / 16 * 16;
+        d16 = d / 16 * 16;
+        for (std::size_t r = 0; r < r16; r += 16)
+            for (std::size_t p = 0; p < d16; p += 16)
+                transpose16_avx512(q + r * pb.q.row_stride + p, pb.q.row_stride, w.qt.data() + p * bq + r, bq, pb.scale);
+    }
+#endif
     for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t p = 0; p < d; ++p) w.qt[p * bq + r] = q[r * pb.q.row_stride + p] * pb.scale;
+        for (std::size_t p = r < r16 ? d16 : 0; p < d; ++p) w.qt[p * bq + r] = q[r * pb.q.row_stride + p] * pb.scale;
     for (std::size_t p = 0; p < d; ++p) std::fill_n(w.qt.data() + p * bq + rows, bq - rows, 0.0f);
     std::fill(w.m.begin(), w.m.end(), -std::numeric_limits<float>::infinity());
     std::fill(w.l.begin(), w.l.end(), 0.0f);
@@ -303,12 +568,18 @@ void query_tile(const problem<NB>& pb, scratch& w, std::size_t j, std::size_t i0
     const bool pack_v = dv % panel != 0;
     for (std::size_t j0 = 0; j0 < kend; j0 += block_k) {
         const std::size_t width = std::min(block_k, kend - j0);
-        gemm_tiles<Avx2>(k + j0 * pb.k.row_stride, pb.k.row_stride, 1, w.qt.data(), bq, w.st.data(), bq, width, cols,
-                         d, false);
+        // The AVX-512 products bring the next operand into L2 as they run: this tile's values during q kᵀ, the
+        // next tile's keys during P v (on AVX-512 the kernel would otherwise wait for memory, about 1/5 of
+        // its time at 96 matrices of 1024 tokens, whose keys and values do not stay in the caches).
+        const std::size_t next_width = j0 + block_k < kend ? std::min(block_k, kend - j0 - block_k) : 0;
+        gemm_tiles<I>(k + j0 * pb.k.row_stride, pb.k.row_stride, 1, w.qt.data(), bq, w.st.data(), bq, width, cols, d,
+                      false, {v + j0 * pb.v.row_stride, pb.v.row_stride, width, dv});
         // Query c of the tile sees this tile's keys 0 .. offset + i0 + c - j0.
         const std::ptrdiff_t first = static_cast<std::ptrdiff_t>(pb.offset + i0) - static_cast<std::ptrdiff_t>(j0);
 #ifdef SHAPED_FLASH_AVX2
-        if constexpr (Avx2)
+        if constexpr (I == isa::avx512)
+            softmax_tile_avx512(w.st.data(), bq, width, cols, pb.causal, first, w.m.data(), w.l.data(), w.alpha.data());
+        else if constexpr (I == isa::avx2)
             softmax_tile_avx2(w.st.data(), bq, width, cols, pb.causal, first, w.m.data(), w.l.data(), w.alpha.data());
         else
 #endif
@@ -318,7 +589,9 @@ void query_tile(const problem<NB>& pb, scratch& w, std::size_t j, std::size_t i0
             for (std::size_t r = 0; r < rows; ++r) {
                 float* a = w.acc.data() + r * dp;
 #ifdef SHAPED_FLASH_AVX2
-                if constexpr (Avx2)
+                if constexpr (I == isa::avx512)
+                    scale_row_avx512(a, dp, w.alpha[r]);
+                else if constexpr (I == isa::avx2)
                     scale_row_avx2(a, dp, w.alpha[r]);
                 else
 #endif
@@ -339,30 +612,44 @@ void query_tile(const problem<NB>& pb, scratch& w, std::size_t j, std::size_t i0
         // would reach the queries before its key through their weight 0 (0 · inf is NaN), so such a tile (one
         // check of its values; rare) adds key by key.
         const bool cut = pb.causal && first < static_cast<std::ptrdiff_t>(width) - 1;
-        if (cut && !all_finite(vb, ldv, width, dv))
+        bool finite_v = true;
+        if (cut) {
+#ifdef SHAPED_FLASH_AVX512
+            if constexpr (I == isa::avx512)
+                finite_v = all_finite_avx512(vb, ldv, width, dv);
+            else
+#endif
+                finite_v = all_finite(vb, ldv, width, dv);
+        }
+        if (!finite_v)
             add_seen_values(w.st.data(), bq, vb, ldv, w.acc.data(), dp, rows, width, dv, first);
         else
-            gemm_tiles<Avx2>(w.st.data(), 1, bq, vb, ldv, w.acc.data(), dp, rows, dp, width, true);
+            gemm_tiles<I>(w.st.data(), 1, bq, vb, ldv, w.acc.data(), dp, rows, dp, width, true,
+                          {next_width ? k + (j0 + block_k) * pb.k.row_stride : nullptr, pb.k.row_stride, next_width, d});
     }
     // A query that saw no key has l = 0 and gives 0 · inf, NaN, as softmax over a row of -inf does.
+#ifdef SHAPED_FLASH_AVX512
+    if constexpr (I == isa::avx512) {
+        store_rows_avx512(w.acc.data(), dp, w.l.data(), out, pb.out.row_stride, rows, dv);
+        return;
+    }
+#endif
     for (std::size_t r = 0; r < rows; ++r) {
         const float inv = 1.0f / w.l[r];
         for (std::size_t c = 0; c < dv; ++c) out[r * pb.out.row_stride + c] = w.acc[r * dp + c] * inv;
     }
 }
 
-/// How many threads the kernel runs: OpenBLAS's setting (`OPENBLAS_NUM_THREADS`,
-/// `openblas_set_num_threads`), so that one knob sets the threads of the projections and of attention,
-/// which never run at once; one thread for problems too small to pay for starting another.
+/// How many threads the kernel runs: `shaped::num_threads()`, the count of the projections' oneDNN
+/// products too (threads.hpp); one thread for problems too small to pay for starting another.
 inline std::size_t threads_for(double flops, std::size_t items) {
-    const int blas = openblas_get_num_threads();
-    std::size_t n = blas > 1 ? static_cast<std::size_t>(blas) : 1;
+    std::size_t n = static_cast<std::size_t>(num_threads());
     if (flops < 4e6) n = 1;
     return std::max<std::size_t>(1, std::min(n, items));
 }
 
 /// Runs the problem: work items are (batch matrix, query tile), the costliest (last) tiles first, handed out
-/// by an atomic counter to the calling thread and `threads_for(...) - 1` others.
+/// by an atomic counter to `threads_for(...)` threads of shaped's pool, the caller's among them.
 template <std::size_t NB>
 void run(const problem<NB>& pb) {
     std::size_t nbatch = 1;
@@ -377,22 +664,18 @@ void run(const problem<NB>& pb) {
     work.reserve(n);
     for (std::size_t t = 0; t < n; ++t) work.emplace_back(pb.d, pb.dv);
     std::atomic<std::size_t> next{0};
-    const bool avx2 = !pb.portable && has_avx2();
+    const isa path = resolve(pb.path);
     auto worker = [&](scratch& w) {
         for (std::size_t item; (item = next.fetch_add(1, std::memory_order_relaxed)) < items;) {
             const std::size_t tile = tiles - 1 - item / nbatch, j = item % nbatch;
-            if (avx2)
-                query_tile<true>(pb, w, j, tile * block_q);
-            else
-                query_tile<false>(pb, w, j, tile * block_q);
+            switch (path) {
+                case isa::avx512: query_tile<isa::avx512>(pb, w, j, tile * block_q); break;
+                case isa::avx2: query_tile<isa::avx2>(pb, w, j, tile * block_q); break;
+                default: query_tile<isa::portable>(pb, w, j, tile * block_q); break;
+            }
         }
     };
-    {
-        std::vector<std::jthread> others;
-        others.reserve(n - 1);
-        for (std::size_t t = 1; t < n; ++t) others.emplace_back(worker, std::ref(work[t]));
-        worker(work[0]);
-    }  // the jthreads join here
+    parallel(n, [&](std::size_t t) { worker(work[t]); });  // shaped's pool (threads.hpp)
 }
 
 }  // namespace shaped::detail::flash

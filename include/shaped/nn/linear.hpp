@@ -4,6 +4,7 @@
 /// \file
 /// `nn::linear<In, Out>`: `y = x Wᵀ + b` on the last axis, initialised as `torch.nn.Linear`.
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <optional>
@@ -106,17 +107,14 @@ public:
                                  uninitialized);
                     Value* y = out.data();
                     const auto& in = x.storage();
-                    if (rows <= 2)  // decoding: a row or two, at the memory's speed
-                        for (std::size_t r = 0; r < rows; ++r)
-                            shaped::detail::gemv(weight.data(), in.data() + r * In::extent, y + r * Out::extent,
-                                                 Out::extent, In::extent);
+                    // The bias is written first and the product added to it (PyTorch's addmm, beta = 1).
+                    if (bias)
+                        for (std::size_t r = 0; r < rows; ++r) std::copy_n(bias->data(), Out::extent, y + r * Out::extent);
+                    const Value beta = bias ? Value(1) : Value(0);
+                    if (rows == 1)  // decoding: one row, at the memory's speed
+                        shaped::detail::gemv(weight.data(), in.data(), y, Out::extent, In::extent, beta);
                     else
-                        shaped::detail::gemm(in.data(), weight.data(), y, rows, Out::extent, In::extent, true);
-                    if (bias) {
-                        const Value* b = bias->data();
-                        for (std::size_t r = 0; r < rows; ++r)
-                            for (std::size_t c = 0; c < Out::extent; ++c) y[r * Out::extent + c] += b[c];
-                    }
+                        shaped::detail::gemm(in.data(), weight.data(), y, rows, Out::extent, In::extent, true, beta);
                     return out;
                 }
                 (std::make_index_sequence<n - 1>{});

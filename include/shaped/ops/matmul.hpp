@@ -2,7 +2,8 @@
 #define SHAPED_OPS_MATMUL_HPP
 
 /// \file
-/// `matmul`: PyTorch's `@` on tensors of rank 2 or more, batched over the leading axes, on BLAS.
+/// `matmul`: PyTorch's `@` on tensors of rank 2 or more, batched over the leading axes, on oneDNN's sgemm
+/// (float) or OpenBLAS (double): detail/gemm.hpp.
 
 #include <algorithm>
 #include <array>
@@ -13,9 +14,9 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
-#include <xtensor-blas/xblas.hpp>
 #include <xtensor/xtensor.hpp>
 
+#include "../detail/gemm.hpp"
 #include "../diagnostics.hpp"
 #include "../shape.hpp"
 #include "../tensor_fwd.hpp"
@@ -23,64 +24,6 @@
 namespace shaped {
 
 namespace detail {
-
-/// The largest extent one BLAS call takes (its index type is `int` in xtensor-blas's default build).
-inline constexpr std::size_t blas_max = static_cast<std::size_t>(std::numeric_limits<xt::blas_index_t>::max());
-
-// How BLAS reads a rows × cols matrix whose elements lie `rs` apart along a row index and `cs` apart
-// along a column index: as it is (row-major, leading dimension rs) when cs is 1, or as the transpose of a
-// row-major cols × rows matrix (leading dimension cs) when rs is 1. Neither: `ok` is false.
-struct blas_matrix {
-    bool ok = false;
-    bool trans = false;
-    std::size_t ld = 0;
-};
-constexpr blas_matrix blas_layout(std::size_t rows, std::size_t cols, std::size_t rs, std::size_t cs) {
-    if (cols == 1 || cs == 1) {  // the stride of an extent-1 axis is never followed
-        const std::size_t ld = rows == 1 ? std::max<std::size_t>(cols, 1) : rs;
-        if (ld >= std::max<std::size_t>(cols, 1) && ld <= blas_max) return {true, false, ld};
-    }
-    if (rows == 1 || rs == 1) {
-        const std::size_t ld = cols == 1 ? std::max<std::size_t>(rows, 1) : cs;
-        if (ld >= std::max<std::size_t>(rows, 1) && ld <= blas_max) return {true, true, ld};
-    }
-    return {};
-}
-
-// C[M×N] (row-major, rows `ldc` apart; contiguous by default) = op(A)[M×K] · op(B)[K×N], A and B laid out
-// as `la` and `lb` say; `a_row` is the distance between A's rows. Rows beyond BLAS's index range go in
-// several calls; N and K are checked by the callers at compile time.
-template <class Value>
-void gemm(const Value* a, const blas_matrix& la, std::size_t a_row, const Value* b, const blas_matrix& lb, Value* c,
-          std::size_t m, std::size_t n, std::size_t k, std::size_t ldc = 0) {
-    if (ldc == 0) ldc = n;
-    using index = xt::blas_index_t;
-    auto op = [](const blas_matrix& l) { return l.trans ? cxxblas::Transpose::Trans : cxxblas::Transpose::NoTrans; };
-    for (std::size_t row = 0; row < m; row += blas_max) {
-        const std::size_t rows = std::min(blas_max, m - row);
-        cxxblas::gemm<index>(cxxblas::StorageOrder::RowMajor, op(la), op(lb), static_cast<index>(rows),
-                             static_cast<index>(n), static_cast<index>(k), Value(1), a + row * a_row,
-                             static_cast<index>(la.ld), b, static_cast<index>(lb.ld), Value(0), c + row * ldc,
-                             static_cast<index>(ldc));
-    }
-}
-
-// y[M] = A[M×K] · x[K], A row-major: a layer applied to one row. BLAS's gemv streams the matrix once, at
-// the memory's speed; OpenBLAS's gemm with one row runs at a third of that (measured on this project's
-// machines), and decoding with a KV cache is one row per step.
-template <class Value>
-void gemv(const Value* a, const Value* x, Value* y, std::size_t m, std::size_t k) {
-    using index = xt::blas_index_t;
-    cxxblas::gemv<index>(cxxblas::StorageOrder::RowMajor, cxxblas::Transpose::NoTrans, static_cast<index>(m),
-                         static_cast<index>(k), Value(1), a, static_cast<index>(k), x, index(1), Value(0), y, index(1));
-}
-
-// C[M×N] = A[M×K] · B[K×N] (row-major, contiguous), or A · Bᵀ with B stored N×K when `b_transposed`.
-template <class Value>
-void gemm(const Value* a, const Value* b, Value* c, std::size_t m, std::size_t n, std::size_t k,
-          bool b_transposed = false) {
-    gemm(a, blas_matrix{true, false, k}, k, b, blas_matrix{true, b_transposed, b_transposed ? k : n}, c, m, n, k);
-}
 
 // One matmul operand as BLAS reads it: its buffer (a row-major copy when its last two strides suit no
 // BLAS layout), the strides, and the layout of each batch's matrix.
@@ -210,7 +153,8 @@ constexpr int batch_mismatch(axis_pack<R...>, auto lhs_checker) {
 /// Shapes: `(B..., M, K) @ (C..., K, N)` gives `(batch..., M, N)`, where `K` must be the same axis on
 /// both sides, by name as well as extent (`head_dim` is not `num_tokens` even when both are 2), and the
 /// batch axes, aligned from the right, must be the same axes; a missing leading batch axis broadcasts.
-/// Element type: `float` or `double` (BLAS `sgemm`/`dgemm` through xtensor-blas).
+/// Element type: `float` (oneDNN's `sgemm`) or `double` (OpenBLAS's `dgemm`); threads: `shaped::num_threads()`,
+/// and the same bits at any count.
 /// Errors (compile time, in this order): a rank below 2; `a`'s last axis is not `b`'s second-to-last
 /// (the classic `q @ k` for `q @ k.transpose(-2, -1)`, a transpose of the wrong pair, or `.T` on a
 /// 3-d or 4-d tensor); the batch axes differ. Nothing is thrown.

@@ -263,8 +263,8 @@ tensor<float, B, T, H, D> sdpa_combined_causal(const basic_tensor<float, L, P, B
 /// included: that is one axis, so one extent; cross-attention puts them on `key<num_tokens>`), or, with
 /// `is_causal`, for fewer keys than queries (more along `key<num_tokens>`); `std::invalid_argument` for
 /// `dropout_p != 0` (the kernel has no dropout: the book's `nn::multi_head_attention` trains with it).
-/// Threads: as many as OpenBLAS is set to use (`OPENBLAS_NUM_THREADS`, `openblas_set_num_threads`), over
-/// (batch, head, tile of 64 queries), one for small problems; they never run while BLAS's do. Scratch: about
+/// Threads: `shaped::num_threads()` (`shaped::set_num_threads`, else `OMP_NUM_THREADS`) from the pool the
+/// projections' products use (threads.hpp), over (batch, head, tile of 64 queries), one for small problems. Scratch: about
 /// 200 KB per thread at head_dim 64, whatever the length. Numbers: those of the book's steps to float
 /// rounding (≤ 1e-5 in the tests: the tiles add in another order and exp is Cephes' polynomial).
 /// NaN and infinities: PyTorch's math path over the keys each query sees, on every CPU. A NaN among a query's
