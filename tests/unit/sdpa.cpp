@@ -1,6 +1,8 @@
 // scaled_dot_product_attention and the bonus notebook's module forms against the book's steps: the fused
 // kernel computes softmax(q kᵀ / sqrt(head_dim), causal) v to within 1e-5 of matmul, masked_fill, softmax
-// and matmul, for every length 1..300 and at 1024, batch 1..8, on run-time and static axes.
+// and matmul, for every length 1..300 and at 1024, batch 1..8, on run-time and static axes. Each of the
+// kernel's paths the CPU has is tested on every shape: the public op runs the widest (AVX-512 where there is
+// one), and AVX2 and AVX-512 are also forced in turn (problem::path) and compared with the plain loops.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -16,7 +18,70 @@
 
 namespace {
 
+namespace flash = shaped::detail::flash;
+
 constexpr double tolerance = 1e-5;
+
+// A path's name in messages (a string: doctest prints a char pointer as an address).
+std::string path_name(flash::isa path) {
+    switch (path) {
+        case flash::isa::portable: return "plain loops";
+        case flash::isa::avx2: return "AVX2";
+        case flash::isa::avx512: return "AVX-512";
+        default: return "the widest path";
+    }
+}
+
+// The kernel's SIMD paths that this CPU runs, AVX2 then AVX-512, each to be forced in turn (AVX2 even where
+// AVX-512 is there); a MESSAGE names each path the CPU lacks, whose tests are then skipped.
+std::vector<flash::isa> simd_paths() {
+    std::vector<flash::isa> paths;
+    for (const flash::isa path : {flash::isa::avx2, flash::isa::avx512}) {
+        if (flash::resolve(path) == path)
+            paths.push_back(path);
+        else
+            MESSAGE("this CPU has no ", path_name(path), ": the kernel's ", path_name(path), " path is not tested");
+    }
+    return paths;
+}
+
+// A tensor of x's type and extents, every element NaN: what the kernel fails to write shows.
+template <class X>
+X nan_like(const X& x) {
+    X y(x.shape, shaped::uninitialized);
+    std::fill_n(y.data(), y.numel(), std::numeric_limits<float>::quiet_NaN());
+    return y;
+}
+
+// The kernel on q (B..., T, D), k (B..., K, D) and v (B..., K, E), each read in place (its last axis adjacent
+// in memory), into out (B..., T, E), on `path`: the call scaled_dot_product_attention makes, with the path
+// forced instead of the CPU's widest.
+template <class Out, class Q, class K, class V>
+void run_on_path(Out& out, const Q& q, const K& k, const V& v, bool causal, flash::isa path) {
+    constexpr std::size_t n = Q::rank, nb = n - 2;
+    auto refer = [](auto& x, auto& ref) {
+        const auto st = x.stride();
+        REQUIRE(st[n - 1] == 1);
+        ref.data = x.data();
+        for (std::size_t a = 0; a < nb; ++a) ref.batch_stride[a] = st[a];
+        ref.row_stride = st[n - 2];
+    };
+    flash::problem<nb> pb;
+    for (std::size_t a = 0; a < nb; ++a) pb.batch[a] = q.shape.extent(a);
+    pb.lq = q.shape.extent(n - 2);
+    pb.lk = k.shape.extent(n - 2);
+    pb.d = q.shape.extent(n - 1);
+    pb.dv = v.shape.extent(n - 1);
+    pb.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(pb.d)));
+    pb.causal = causal;
+    pb.offset = causal ? pb.lk - pb.lq : 0;
+    pb.path = path;
+    refer(q, pb.q);
+    refer(k, pb.k);
+    refer(v, pb.v);
+    refer(out, pb.out);
+    flash::run(pb);
+}
 
 struct context_length : shaped::axis<"context_length", 1024> {};
 struct batch : shaped::dynamic_axis<"batch"> {};
@@ -49,33 +114,46 @@ qkv<HeadDim> random_qkv(std::size_t b, std::size_t t, std::uint64_t seed) {
     return {std::move(q), std::move(k), std::move(v)};
 }
 
+// The public op and each forced SIMD path in `paths` against the book's steps.
 template <class HeadDim>
-void check_lengths(std::size_t b, std::size_t first, std::size_t last, std::size_t step = 1) {
+void check_lengths(const std::vector<flash::isa>& paths, std::size_t b, std::size_t first, std::size_t last,
+                   std::size_t step = 1) {
     const auto mask = shaped::triu<1>(shaped::ones<context_length, context_length>());
     double worst = 0;
     for (std::size_t t = first; t <= last; t += step) {
         const auto [q, k, v] = random_qkv<HeadDim>(b, t, 1000 + t);
         const auto fused = shaped::scaled_dot_product_attention(q, k, v, shaped::is_causal);
-        const double diff = shaped::max_abs_diff(fused, book_causal(q, k, v, mask, t));
+        const auto book = book_causal(q, k, v, mask, t);
+        const double diff = shaped::max_abs_diff(fused, book);
         INFO("batch ", b, ", num_tokens ", t, ", head_dim ", HeadDim::extent);
         REQUIRE(diff <= tolerance);
         worst = std::max(worst, diff);
+        for (const flash::isa path : paths) {
+            auto forced = nan_like(fused);
+            run_on_path(forced, q, k, v, true, path);
+            const double forced_diff = shaped::max_abs_diff(forced, book);
+            INFO("path ", path_name(path));
+            REQUIRE(forced_diff <= tolerance);
+            worst = std::max(worst, forced_diff);
+        }
     }
-    MESSAGE("head_dim ", HeadDim::extent, ", batch ", b, ", lengths ", first, "..", last, ": max |fused - book| = ", worst);
+    MESSAGE("head_dim ", HeadDim::extent, ", batch ", b, ", lengths ", first, "..", last, ": max |fused - book| = ", worst,
+            " over the widest path and ", paths.size(), " forced");
 }
 
 }  // namespace
 
 TEST_CASE("scaled_dot_product_attention, causal, equals the book's steps at every length 1..300 and at 1024") {
     struct head_dim : shaped::axis<"head_dim", 64> {};
-    check_lengths<head_dim>(1, 1, 300);
-    check_lengths<head_dim>(2, 1024, 1024);
-    for (std::size_t b : {3, 8}) check_lengths<head_dim>(b, 1, 300, 37);
+    const auto paths = simd_paths();
+    check_lengths<head_dim>(paths, 1, 1, 300);
+    check_lengths<head_dim>(paths, 2, 1024, 1024);
+    for (std::size_t b : {3, 8}) check_lengths<head_dim>(paths, b, 1, 300, 37);
     // head_dim not a multiple of the kernel's 16-wide panels: the values are padded.
     struct head_dim_2 : shaped::axis<"head_dim", 2> {};
     struct head_dim_20 : shaped::axis<"head_dim", 20> {};
-    check_lengths<head_dim_2>(2, 1, 140, 3);
-    check_lengths<head_dim_20>(2, 1, 300, 7);
+    check_lengths<head_dim_2>(paths, 2, 1, 140, 3);
+    check_lengths<head_dim_20>(paths, 2, 1, 300, 7);
 }
 
 TEST_CASE("scaled_dot_product_attention on static axes: the seed's sizes and the book's, transposed operands read in place") {
@@ -100,12 +178,23 @@ TEST_CASE("scaled_dot_product_attention on static axes: the seed's sizes and the
     const auto book_full = shaped::matmul(shaped::softmax<-1>(shaped::matmul(q, k.transpose<2, 3>()) / std::sqrt(2.0f)), v);
     CHECK(shaped::max_abs_diff(full, book_full) <= tolerance);
     CHECK(shaped::max_abs_diff(full, fused) > 1e-3);  // the comparison can fail: the mask matters
+    // Each SIMD path forced, on the transposed operands read in place.
+    for (const flash::isa path : simd_paths()) {
+        INFO("path ", path_name(path));
+        auto forced = nan_like(fused);
+        run_on_path(forced, q, k, v, true, path);
+        CHECK(shaped::max_abs_diff(forced, book) <= tolerance);
+        auto forced_full = nan_like(full);
+        run_on_path(forced_full, q, k, v, false, path);
+        CHECK(shaped::max_abs_diff(forced_full, book_full) <= tolerance);
+    }
 }
 
 TEST_CASE("scaled_dot_product_attention against cached keys: new queries see the keys up to their own positions") {
     struct head_dim : shaped::axis<"head_dim", 32> {};
     using cached_keys = shaped::cached<num_tokens>;
     const auto mask = shaped::triu<1>(shaped::ones<context_length, context_length>());
+    const auto paths = simd_paths();
     for (std::size_t before : {0u, 1u, 63u, 64u, 200u}) {
         for (std::size_t t : {1u, 5u, 70u}) {
             const std::size_t all = before + t;
@@ -120,31 +209,32 @@ TEST_CASE("scaled_dot_product_attention against cached keys: new queries see the
             const auto book = shaped::matmul(shaped::softmax<-1>(scores / std::sqrt(32.0f)), v);
             INFO("cached before ", before, ", new ", t);
             CHECK(shaped::max_abs_diff(fused, book) <= tolerance);
+            for (const flash::isa path : paths) {
+                INFO("path ", path_name(path));
+                auto forced = nan_like(fused);
+                run_on_path(forced, q, k, v, true, path);
+                CHECK(shaped::max_abs_diff(forced, book) <= tolerance);
+            }
         }
     }
 }
 
-TEST_CASE("the kernel's AVX2 path and its plain loops compute the same attention") {
+TEST_CASE("the kernel's AVX2 and AVX-512 paths and its plain loops compute the same attention") {
     struct head_dim : shaped::axis<"head_dim", 48> {};
+    const auto paths = simd_paths();
     for (std::size_t t : {1u, 17u, 64u, 129u, 300u}) {
         const auto [q, k, v] = random_qkv<head_dim>(2, t, t);
         const auto fused = shaped::scaled_dot_product_attention(q, k, v, shaped::is_causal);
-        shaped::tensor<float, batch, num_heads, num_tokens, head_dim> plain(q.shape, shaped::uninitialized);
-        shaped::detail::flash::problem<2> pb;
-        pb.batch = {2, num_heads::extent};
-        pb.lq = pb.lk = t;
-        pb.d = pb.dv = head_dim::extent;
-        pb.scale = 1.0f / std::sqrt(48.0f);
-        pb.causal = true;
-        pb.portable = true;
-        const std::size_t per_head = t * head_dim::extent;
-        pb.q = {q.data(), {num_heads::extent * per_head, per_head}, head_dim::extent};
-        pb.k = {k.data(), {num_heads::extent * per_head, per_head}, head_dim::extent};
-        pb.v = {v.data(), {num_heads::extent * per_head, per_head}, head_dim::extent};
-        pb.out = {plain.data(), {num_heads::extent * per_head, per_head}, head_dim::extent};
-        shaped::detail::flash::run(pb);
+        auto plain = nan_like(fused);
+        run_on_path(plain, q, k, v, true, flash::isa::portable);
         INFO("num_tokens ", t);
         CHECK(shaped::max_abs_diff(fused, plain) <= tolerance);
+        for (const flash::isa path : paths) {
+            INFO("path ", path_name(path));
+            auto forced = nan_like(fused);
+            run_on_path(forced, q, k, v, true, path);
+            CHECK(shaped::max_abs_diff(forced, plain) <= tolerance);
+        }
     }
 }
 
@@ -176,10 +266,10 @@ attention_case random_case(std::size_t lq, std::size_t lk, std::size_t d, std::s
     return c;
 }
 
-// The kernel on a case, its AVX2 path (where the CPU has one) or its plain loops.
-std::vector<float> run_kernel(const attention_case& c, bool portable) {
+// The kernel on a case, on `path` (at most: the CPU's widest below it where it lacks that one).
+std::vector<float> run_kernel(const attention_case& c, flash::isa path) {
     std::vector<float> out(c.nb * c.lq * c.dv);
-    shaped::detail::flash::problem<1> pb;
+    flash::problem<1> pb;
     pb.batch = {c.nb};
     pb.lq = c.lq;
     pb.lk = c.lk;
@@ -188,13 +278,13 @@ std::vector<float> run_kernel(const attention_case& c, bool portable) {
     pb.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.d)));
     pb.causal = c.causal;
     pb.offset = c.causal ? c.lk - c.lq : 0;
-    pb.portable = portable;
+    pb.path = path;
     pb.threads = 1;
     pb.q = {c.q.data(), {c.lq * c.d}, c.d};
     pb.k = {c.k.data(), {c.lk * c.d}, c.d};
     pb.v = {c.v.data(), {c.lk * c.dv}, c.dv};
     pb.out = {out.data(), {c.lq * c.dv}, c.dv};
-    shaped::detail::flash::run(pb);
+    flash::run(pb);
     return out;
 }
 
@@ -310,15 +400,18 @@ std::vector<attention_case> non_finite_cases(std::size_t lq, std::size_t lk, std
 
 }  // namespace
 
-TEST_CASE("the kernel's AVX2 path and its plain loops give PyTorch's NaN and infinities") {
+TEST_CASE("the kernel's AVX2 and AVX-512 paths and its plain loops give PyTorch's NaN and infinities") {
     // softmax(q kᵀ · scale [+ mask]) v as PyTorch's math path computes it, over the keys each query sees: the
     // AVX2 path once dropped NaN (its maximum and its exp's clamp) and gave finite rows for all -inf scores.
-    const bool avx2 = shaped::detail::flash::has_avx2();
-    MESSAGE(std::string(avx2 ? "the CPU has AVX2 and FMA: the AVX2 path is compared with the plain loops"
-                             : "no AVX2 here: the plain loops are compared with themselves"));
+    // Each SIMD path the CPU has is forced in turn, AVX2 even where AVX-512 is there, and AVX-512 must also
+    // agree with AVX2.
+    const auto paths = simd_paths();
+    MESSAGE(paths.size(), " SIMD paths compared with the plain loops, the math and the book's steps");
     struct head_dim_any : shaped::dynamic_axis<"head_dim"> {};
     const auto mask = shaped::triu<1>(shaped::ones<context_length, context_length>());
-    std::size_t total = 0, avx2_vs_plain = 0, avx2_vs_math = 0, plain_vs_math = 0, book_checked = 0;
+    std::size_t total = 0, plain_vs_math = 0, book_checked = 0;
+    // Per path: cases that differ from the plain loops, from the math, from AVX2 (AVX-512 only).
+    std::vector<std::size_t> vs_plain(paths.size()), vs_math(paths.size()), vs_avx2(paths.size());
     struct sizes {
         std::size_t lq, lk, d, dv;
         bool causal;
@@ -331,44 +424,60 @@ TEST_CASE("the kernel's AVX2 path and its plain loops give PyTorch's NaN and inf
                           sizes{70, 300, 32, 48, true}}) {
         for (const auto& c : non_finite_cases(s.lq, s.lk, s.d, s.dv, s.causal, 100 * s.lq + s.lk)) {
             INFO(c.what);
-            const auto fast = run_kernel(c, false), plain = run_kernel(c, true);
+            const auto plain = run_kernel(c, flash::isa::portable);
             const auto math = reference_attention(c);
             std::string first;
-            const std::size_t n_fast_plain = count_differences(fast, plain, first);
-            CHECK_MESSAGE(n_fast_plain == 0, n_fast_plain, " elements differ between AVX2 and plain loops, first ", first);
-            const std::size_t n_fast_math = count_differences(fast, math, first);
-            CHECK_MESSAGE(n_fast_math == 0, n_fast_math, " elements differ between AVX2 and the math, first ", first);
             const std::size_t n_plain_math = count_differences(plain, math, first);
             CHECK_MESSAGE(n_plain_math == 0, n_plain_math, " elements differ between plain loops and the math, first ", first);
             ++total;
-            avx2_vs_plain += n_fast_plain != 0;
-            avx2_vs_math += n_fast_math != 0;
             plain_vs_math += n_plain_math != 0;
             // The book's steps (PyTorch's math path) where they read the same keys: square, finite values (the
             // math path multiplies the values of masked keys by 0, so their NaN would reach every query).
             const bool finite_v = std::all_of(c.v.begin(), c.v.end(), [](float x) { return std::isfinite(x); });
+            std::vector<float> book_v;
             if (c.lq == c.lk && (finite_v || !c.causal)) {
                 using q_t = shaped::tensor<float, batch, num_tokens, head_dim_any>;
                 using k_t = shaped::tensor<float, batch, keys_axis, head_dim_any>;
                 const auto q = q_t::from_buffer(c.q, c.nb, c.lq, c.d);
                 const auto k = k_t::from_buffer(c.k, c.nb, c.lk, c.d);
                 const auto v = k_t::from_buffer(c.v, c.nb, c.lk, c.dv);
-                std::vector<float> book_v;
                 if (c.causal) {
                     book_v = to_vector(book_causal(q, k, v, mask, c.lq));
                 } else {
                     const auto scores = shaped::matmul(q, k.transpose<-2, -1>());
                     book_v = to_vector(shaped::matmul(shaped::softmax<-1>(scores / std::sqrt(static_cast<float>(c.d))), v));
                 }
-                const std::size_t n_book = count_differences(fast, book_v, first);
-                CHECK_MESSAGE(n_book == 0, n_book, " elements differ between AVX2 and the book's steps, first ", first);
                 ++book_checked;
+            }
+            std::vector<float> avx2;
+            for (std::size_t i = 0; i < paths.size(); ++i) {
+                const std::string name = path_name(paths[i]);
+                const auto fast = run_kernel(c, paths[i]);
+                const std::size_t n_fast_plain = count_differences(fast, plain, first);
+                CHECK_MESSAGE(n_fast_plain == 0, n_fast_plain, " elements differ between ", name, " and plain loops, first ", first);
+                const std::size_t n_fast_math = count_differences(fast, math, first);
+                CHECK_MESSAGE(n_fast_math == 0, n_fast_math, " elements differ between ", name, " and the math, first ", first);
+                vs_plain[i] += n_fast_plain != 0;
+                vs_math[i] += n_fast_math != 0;
+                if (paths[i] == flash::isa::avx2) avx2 = fast;
+                if (paths[i] == flash::isa::avx512 && !avx2.empty()) {
+                    const std::size_t n_avx2 = count_differences(fast, avx2, first);
+                    CHECK_MESSAGE(n_avx2 == 0, n_avx2, " elements differ between AVX-512 and AVX2, first ", first);
+                    vs_avx2[i] += n_avx2 != 0;
+                }
+                if (!book_v.empty()) {
+                    const std::size_t n_book = count_differences(fast, book_v, first);
+                    CHECK_MESSAGE(n_book == 0, n_book, " elements differ between ", name, " and the book's steps, first ", first);
+                }
             }
         }
     }
-    MESSAGE(total, " cases (", book_checked, " also against the book's steps): AVX2 differs from the plain loops in ",
-            avx2_vs_plain, ", from the math in ", avx2_vs_math, "; the plain loops differ from the math in ", plain_vs_math);
-    // The public op takes the same path as run_kernel(c, false).
+    MESSAGE(total, " cases (", book_checked, " also against the book's steps); the plain loops differ from the math in ",
+            plain_vs_math);
+    for (std::size_t i = 0; i < paths.size(); ++i)
+        MESSAGE(path_name(paths[i]), " differs from the plain loops in ", vs_plain[i], " cases, from the math in ",
+                vs_math[i], paths[i] == flash::isa::avx512 ? ", from AVX2 in " + std::to_string(vs_avx2[i]) : std::string());
+    // The public op takes the same path as run_kernel(c, best).
     auto c = non_finite_cases(129, 129, 20, 20, true, 5)[0];
     using q_t = shaped::tensor<float, batch, num_tokens, head_dim_any>;
     using k_t = shaped::tensor<float, batch, keys_axis, head_dim_any>;
@@ -376,35 +485,39 @@ TEST_CASE("the kernel's AVX2 path and its plain loops give PyTorch's NaN and inf
                                                             k_t::from_buffer(c.k, c.nb, c.lk, c.d),
                                                             k_t::from_buffer(c.v, c.nb, c.lk, c.dv), shaped::is_causal);
     std::string first;
-    CHECK(count_differences(to_vector(fused), run_kernel(c, false), first) == 0);
+    CHECK(count_differences(to_vector(fused), run_kernel(c, flash::isa::best), first) == 0);
 }
 
 TEST_CASE("the kernel's threads share out the tiles: 1, 2 and 4 threads give the same bits") {
     struct head_dim : shaped::axis<"head_dim", 64> {};
-    for (std::size_t t : {5u, 200u}) {
-        const auto [q, k, v] = random_qkv<head_dim>(3, t, t + 7);
-        std::vector<shaped::tensor<float, batch, num_heads, num_tokens, head_dim>> outs;
-        for (std::size_t threads : {1u, 2u, 4u}) {
-            outs.emplace_back(q.shape, shaped::uninitialized);
-            shaped::detail::flash::problem<2> pb;
-            pb.batch = {3, num_heads::extent};
-            pb.lq = pb.lk = t;
-            pb.d = pb.dv = head_dim::extent;
-            pb.scale = 0.125f;
-            pb.causal = true;
-            pb.threads = threads;
-            const std::size_t per_head = t * head_dim::extent;
-            pb.q = {q.data(), {num_heads::extent * per_head, per_head}, head_dim::extent};
-            pb.k = {k.data(), {num_heads::extent * per_head, per_head}, head_dim::extent};
-            pb.v = {v.data(), {num_heads::extent * per_head, per_head}, head_dim::extent};
-            pb.out = {outs.back().data(), {num_heads::extent * per_head, per_head}, head_dim::extent};
-            shaped::detail::flash::run(pb);
+    auto paths = simd_paths();
+    paths.push_back(flash::isa::portable);
+    for (const flash::isa path : paths)
+        for (std::size_t t : {5u, 200u}) {
+            const auto [q, k, v] = random_qkv<head_dim>(3, t, t + 7);
+            std::vector<shaped::tensor<float, batch, num_heads, num_tokens, head_dim>> outs;
+            for (std::size_t threads : {1u, 2u, 4u}) {
+                outs.emplace_back(q.shape, shaped::uninitialized);
+                flash::problem<2> pb;
+                pb.batch = {3, num_heads::extent};
+                pb.lq = pb.lk = t;
+                pb.d = pb.dv = head_dim::extent;
+                pb.scale = 0.125f;
+                pb.causal = true;
+                pb.threads = threads;
+                pb.path = path;
+                const std::size_t per_head = t * head_dim::extent;
+                pb.q = {q.data(), {num_heads::extent * per_head, per_head}, head_dim::extent};
+                pb.k = {k.data(), {num_heads::extent * per_head, per_head}, head_dim::extent};
+                pb.v = {v.data(), {num_heads::extent * per_head, per_head}, head_dim::extent};
+                pb.out = {outs.back().data(), {num_heads::extent * per_head, per_head}, head_dim::extent};
+                flash::run(pb);
+            }
+            INFO("num_tokens ", t, ", path ", path_name(path));
+            CHECK(shaped::max_abs_diff(outs[0], outs[1]) == 0.0);
+            CHECK(shaped::max_abs_diff(outs[0], outs[2]) == 0.0);
+            CHECK(shaped::max_abs_diff(outs[0], shaped::scaled_dot_product_attention(q, k, v, shaped::is_causal)) <= tolerance);
         }
-        INFO("num_tokens ", t);
-        CHECK(shaped::max_abs_diff(outs[0], outs[1]) == 0.0);
-        CHECK(shaped::max_abs_diff(outs[0], outs[2]) == 0.0);
-        CHECK(shaped::max_abs_diff(outs[0], shaped::scaled_dot_product_attention(q, k, v, shaped::is_causal)) <= tolerance);
-    }
 }
 
 TEST_CASE("scaled_dot_product_attention refuses run-time extents that differ, naming the axis and both extents") {

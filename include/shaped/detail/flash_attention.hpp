@@ -105,24 +105,6 @@ inline void tile_portable(const float* a, std::size_t ars, std::size_t acs, cons
         for (std::size_t j = 0; j < panel; ++j) c[r * ldc + j] = t[r][j];
 }
 
-/// Rows of a block (rows `ld` apart, `cols` floats each) that a product brings into L2 while it runs, a share
-/// after each of its tiles: the next operands, which would otherwise come from memory when first read.
-struct prefetch_block {
-    const float* x = nullptr;  // null: nothing to fetch
-    std::size_t ld = 0, rows = 0, cols = 0;
-
-    // Asks for rows from .. to - 1, one request per cache line of 64 bytes (16 floats).
-    void fetch(std::size_t from, std::size_t to) const noexcept {
-#if defined(__GNUC__) || defined(__clang__)
-        if (x)
-            for (std::size_t r = from; r < to; ++r)
-                for (std::size_t c = 0; c < cols; c += 16) __builtin_prefetch(x + r * ld + c, 0, 2);
-#else
-        (void)from, (void)to;
-#endif
-    }
-};
-
 #ifdef SHAPED_FLASH_AVX2
 // The same tile in 2·R AVX2 registers: per step of K, two loads of B, R broadcasts of A, 2·R fused
 // multiply-adds. R = 6 keeps 12 accumulators, enough to cover the FMA units' latency.
@@ -220,6 +202,7 @@ __attribute__((target("avx2,fma"))) inline void scale_row_avx2(float* x, std::si
     for (std::size_t j = 0; j < n; j += 8) _mm256_storeu_ps(x + j, _mm256_mul_ps(_mm256_loadu_ps(x + j), fb));
 }
 
+// Whether the CPU has AVX2 and FMA, the AVX2 functions' target; asked once.
 inline bool has_avx2() {
     static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     return yes;
@@ -256,21 +239,14 @@ SHAPED_FLASH_AVX512_TARGET inline void tile_avx512(const float* a, std::size_t a
 }
 
 // Rows 0 .. rows - 1 of C[· × 16·N] (+)= A · B in tiles of R rows, the last tile of fewer: the micro-kernel
-// keeps its row count at compile time, so the remainder picks its instance here. The rows of `next` are asked
-// for a share after each tile, so that their loads overlap the arithmetic.
+// keeps its row count at compile time, so the remainder picks its instance here.
 template <int R, int N>
 void row_tiles_avx512(const float* a, std::size_t ars, std::size_t acs, const float* b, std::size_t ldb, float* c,
-                      std::size_t ldc, std::size_t rows, std::size_t kdim, bool accumulate, const prefetch_block& next) {
-    const std::size_t tiles = rows / R;
-    for (std::size_t t = 0; t < tiles; ++t) {
-        tile_avx512<R, N>(a + t * R * ars, ars, acs, b, ldb, c + t * R * ldc, ldc, kdim, accumulate);
-        next.fetch(t * next.rows / tiles, (t + 1) * next.rows / tiles);
-    }
-    const std::size_t i = tiles * R;
+                      std::size_t ldc, std::size_t rows, std::size_t kdim, bool accumulate) {
+    std::size_t i = 0;
+    for (; i + R <= rows; i += R) tile_avx512<R, N>(a + i * ars, ars, acs, b, ldb, c + i * ldc, ldc, kdim, accumulate);
     if constexpr (R > 1)
-        if (i < rows)
-            row_tiles_avx512<R - 1, N>(a + i * ars, ars, acs, b, ldb, c + i * ldc, ldc, rows - i, kdim, accumulate,
-                                       tiles ? prefetch_block{} : next);
+        if (i < rows) row_tiles_avx512<R - 1, N>(a + i * ars, ars, acs, b, ldb, c + i * ldc, ldc, rows - i, kdim, accumulate);
 }
 
 // GCC 12.2 warns in its own AVX-512 headers once their intrinsics are inlined here (GCC bug 105593, fixed in
@@ -460,25 +436,23 @@ inline void softmax_tile_portable(float* st, std::size_t ld, std::size_t width, 
 }
 
 // C[rows × cols] (+)= A[rows × K] · B[K × cols], cols a multiple of `panel`: on AVX-512 in column strips of
-// 64, 32 or 16 (the widest that fits) and tiles of up to 6 or 12 rows, bringing `next` into L2 during the first
-// strip; else in tiles of 16 columns and at most 6 rows.
+// 64, 32 or 16 (the widest that fits) and tiles of up to 6 or 12 rows; else in tiles of 16 columns and at most
+// 6 rows.
 template <isa I>
 void gemm_tiles(const float* a, std::size_t ars, std::size_t acs, const float* b, std::size_t ldb, float* c,
-                std::size_t ldc, std::size_t rows, std::size_t cols, std::size_t kdim, bool accumulate,
-                [[maybe_unused]] const prefetch_block& next = {}) {
+                std::size_t ldc, std::size_t rows, std::size_t cols, std::size_t kdim, bool accumulate) {
 #ifdef SHAPED_FLASH_AVX512
     if constexpr (I == isa::avx512) {
         for (std::size_t j = 0; j < cols;) {
             const std::size_t left = cols - j;
-            const prefetch_block& pf = j == 0 ? next : prefetch_block{};
             if (left >= 4 * panel) {
-                row_tiles_avx512<6, 4>(a, ars, acs, b + j, ldb, c + j, ldc, rows, kdim, accumulate, pf);
+                row_tiles_avx512<6, 4>(a, ars, acs, b + j, ldb, c + j, ldc, rows, kdim, accumulate);
                 j += 4 * panel;
             } else if (left >= 2 * panel) {
-                row_tiles_avx512<12, 2>(a, ars, acs, b + j, ldb, c + j, ldc, rows, kdim, accumulate, pf);
+                row_tiles_avx512<12, 2>(a, ars, acs, b + j, ldb, c + j, ldc, rows, kdim, accumulate);
                 j += 2 * panel;
             } else {
-                row_tiles_avx512<12, 1>(a, ars, acs, b + j, ldb, c + j, ldc, rows, kdim, accumulate, pf);
+                row_tiles_avx512<12, 1>(a, ars, acs, b + j, ldb, c + j, ldc, rows, kdim, accumulate);
                 j += panel;
             }
         }
@@ -568,12 +542,8 @@ void query_tile(const problem<NB>& pb, scratch& w, std::size_t j, std::size_t i0
     const bool pack_v = dv % panel != 0;
     for (std::size_t j0 = 0; j0 < kend; j0 += block_k) {
         const std::size_t width = std::min(block_k, kend - j0);
-        // The AVX-512 products bring the next operand into L2 as they run: this tile's values during q kᵀ, the
-        // next tile's keys during P v (on AVX-512 the kernel would otherwise wait for memory, about 1/5 of
-        // its time at 96 matrices of 1024 tokens, whose keys and values do not stay in the caches).
-        const std::size_t next_width = j0 + block_k < kend ? std::min(block_k, kend - j0 - block_k) : 0;
         gemm_tiles<I>(k + j0 * pb.k.row_stride, pb.k.row_stride, 1, w.qt.data(), bq, w.st.data(), bq, width, cols, d,
-                      false, {v + j0 * pb.v.row_stride, pb.v.row_stride, width, dv});
+                      false);
         // Query c of the tile sees this tile's keys 0 .. offset + i0 + c - j0.
         const std::ptrdiff_t first = static_cast<std::ptrdiff_t>(pb.offset + i0) - static_cast<std::ptrdiff_t>(j0);
 #ifdef SHAPED_FLASH_AVX2
@@ -624,8 +594,7 @@ void query_tile(const problem<NB>& pb, scratch& w, std::size_t j, std::size_t i0
         if (!finite_v)
             add_seen_values(w.st.data(), bq, vb, ldv, w.acc.data(), dp, rows, width, dv, first);
         else
-            gemm_tiles<I>(w.st.data(), 1, bq, vb, ldv, w.acc.data(), dp, rows, dp, width, true,
-                          {next_width ? k + (j0 + block_k) * pb.k.row_stride : nullptr, pb.k.row_stride, next_width, d});
+            gemm_tiles<I>(w.st.data(), 1, bq, vb, ldv, w.acc.data(), dp, rows, dp, width, true);
     }
     // A query that saw no key has l = 0 and gives 0 · inf, NaN, as softmax over a row of -inf does.
 #ifdef SHAPED_FLASH_AVX512
