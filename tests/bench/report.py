@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Measures what shaped costs and writes docs/performance.md and docs/performance.png.
 
-Usage (after the README's build): python3 tests/bench/report.py build [--before REV]
+Usage (after the README's build): python3 tests/bench/report.py build [--before REV] [--llama-cpp DIR]
        python3 tests/bench/report.py --diagnostics-only   (rewrites only the diagnostic-length section)
 It runs, in one go on this machine:
   1. the run-time benchmarks (build/tests/bench/mha_bench, and libtorch_bench when built): time per
@@ -12,7 +12,9 @@ It runs, in one go on this machine:
      clang++ at -O2, against plain xtensor twins (tests/bench/plain/) where there is one;
   4. the length of the diagnostics of every compile-fail case;
   5. with --before REV: the compile time of every example and unit-test file at REV (checked out into a
-     temporary folder) and now, in turns, medians of three rounds: what a change costs its users.
+     temporary folder) and now, in turns, medians of three rounds: what a change costs its users;
+  6. with --llama-cpp DIR (tests/bench/llama_cpp/llama_bench.py's cache, llama.cpp built there): llama.cpp's
+     prefill and decoding beside gpt_bench's, the two in turns.
 Figures are printed, never asserted: the machine is shared, so compare the ratios of one run.
 """
 import json
@@ -178,10 +180,52 @@ def compile_times():
     return rows
 
 
+# The programs whose rebuild with shaped's headers precompiled the README quotes, with the headers precompiled.
+PCH_UNITS = {"examples/book/chapter4.cpp": ["shaped/shaped.hpp"],
+             "examples/gpt2_generate.cpp": ["shaped/shaped.hpp", "shaped/io/gpt2_weights.hpp"]}
+
+
+def pch_compile_times():
+    """Each of PCH_UNITS compiled as a rebuild is with a precompiled header (README, "Compile time"): the
+    header is built first, untimed, with the same flags; rows as compile_times'."""
+    import tempfile
+    rows = []
+    for unit, headers in PCH_UNITS.items():
+        for cxx in ["g++", "clang++"]:
+            with tempfile.TemporaryDirectory() as tmp:
+                pch = pathlib.Path(tmp) / "shaped_pch.hpp"
+                pch.write_text("".join(f"#include <{h}>\n" for h in headers))
+                flags = ["-std=c++20", "-O2", "-Iinclude", "-Itests"]
+                out = pathlib.Path(tmp) / ("shaped_pch.hpp.gch" if cxx == "g++" else "shaped_pch.hpp.pch")
+                subprocess.run([cxx, *flags, "-x", "c++-header", str(pch), "-o", str(out)], cwd=ROOT, check=True)
+                use = ["-include", str(pch)] if cxx == "g++" else ["-include-pch", str(out)]
+                wall, rss, _, rc = run_measured([cxx, *flags, "-Winvalid-pch", *use, "-c", "-o", "/dev/null", unit])
+            rows.append((unit + " (headers precompiled)", cxx, wall, rss, None, None, rc))
+    return rows
+
+
+LLAMA_CPP = None  # --llama-cpp DIR: the cache of tests/bench/llama_cpp/llama_bench.py (llama.cpp built, GGUF written)
+
+
 def llama_cpp_results(build):
-    """llama.cpp's tokens/s per (weights' dtype, "prefill" or "decode", threads), from tests/bench/llama_cpp/
-    when its llama-bench has been built; {} otherwise (the rows then say "–")."""
-    return {}
+    """With --llama-cpp DIR: tests/bench/llama_cpp/llama_bench.py run against this build's gpt_bench, the two in
+    turns (medians of 3 rounds). Returns tokens/s per (peer, "prefill" or "decode", threads), peer "f32", "f16"
+    (llama.cpp's weights) or "shaped" (gpt_bench's figure from the same rounds, the one the ratios use), and
+    ("about", "llama.cpp", 0) its version; {} without --llama-cpp (the cells then say "–")."""
+    if not LLAMA_CPP:
+        return {}
+    out = build / "llama_cpp_results.json"
+    subprocess.run([sys.executable, str(ROOT / "tests" / "bench" / "llama_cpp" / "llama_bench.py"),
+                    "--cache", str(LLAMA_CPP), "--no-check", "--rounds", "3", "--reps", "3",
+                    "--tests", "pp512,tg32@d4", "--gpt-bench", str(build / "tests" / "bench" / "gpt_bench"),
+                    "--json", str(out)], check=True, stdout=subprocess.DEVNULL)
+    data = json.loads(out.read_text())
+    kinds = {"pp512": "prefill", "tg32@d4": "decode"}
+    peer = {"llama.cpp f32": "f32", "llama.cpp f16": "f16", "shaped f32": "shaped"}
+    results = {(peer[m["peer"]], kinds[m["test"]], m["threads"]): m["value"]
+               for m in data["medians"] if m["peer"] in peer and m["test"] in kinds}
+    results[("about", "llama.cpp", 0)] = data["llama_cpp"]
+    return results
 
 
 def package_version(name):
@@ -337,6 +381,11 @@ def main():
     args = sys.argv[1:]
     if "--diagnostics-only" in args:
         return refresh_diagnostics()
+    global LLAMA_CPP
+    if "--llama-cpp" in args:
+        i = args.index("--llama-cpp")
+        LLAMA_CPP = pathlib.Path(args[i + 1]).resolve()
+        del args[i:i + 2]
     before_rev = None
     if "--before" in args:
         i = args.index("--before")
@@ -355,7 +404,7 @@ def main():
     gpt_zen = (gpt_benchmarks(build, dict(os.environ, OPENBLAS_CORETYPE="Zen"), "decode_cached|read_bandwidth")
                if amd else {})
     memory = peak_memory(build)
-    compiles = compile_times()
+    compiles = compile_times() + pch_compile_times()
     before_after, static_before_after = [], {}
     if before_rev:
         import tempfile
@@ -553,12 +602,16 @@ def main():
            "of `machine/read_bandwidth` (the fastest of five sums over 512 MB of floats per iteration), so it "
            "decodes at most bandwidth ÷ weight bytes tokens per second. The cached figures time 32 one-token "
            "steps after the prompt's pass, which is set up untimed; the uncached ones time the book's "
-           "`generate_text_simple`, each step over the whole sequence. `llama.cpp` is llama-bench's `-n` test "
-           "(tokens generated one at a time after an empty prompt) on the same model and weights in GGUF, float32 "
-           "(tests/bench/llama_cpp/). Target: at least 85% of the bound, and at least llama.cpp's rate.", "",
+           "`generate_text_simple`, each step over the whole sequence. `llama.cpp` is llama-bench's `-n 32 -d 4` "
+           "(32 one-token steps after a 4-token prompt, as shaped's cached figure) on the same model and weights in "
+           "GGUF, float32, run in turns with gpt_bench (tests/bench/llama_cpp/; "
+           + str(llama.get(("about", "llama.cpp", 0), "not run")) + "); `shaped in turns` is gpt_bench's figure "
+           "from those same rounds, and `shaped/llama.cpp` compares the two. Target: at least 85% of the bound, "
+           "and at least llama.cpp's rate.", "",
            "| threads | read bandwidth (GB/s) | bound (tokens/s) | shaped cached (tokens/s) | fraction of bound | "
-           "llama.cpp f32 (tokens/s) | LibTorch+hp cached (tokens/s) | shaped uncached (tokens/s) |",
-           "|---|---|---|---|---|---|---|---|"]
+           "llama.cpp f32 (tokens/s) | shaped in turns (tokens/s) | shaped/llama.cpp | LibTorch+hp cached (tokens/s) | "
+           "shaped uncached (tokens/s) |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for t in (1, 2):
         bw = gpt.get(("machine", "read_bandwidth", t))
         sc, lc = gpt.get(("shaped_gpt", "decode_cached_new32", t)), gpt.get(("libtorch_gpt_hugetlb", "decode_cached_new32", t))
@@ -566,15 +619,19 @@ def main():
         bound = bw[1] * 1e3 / weight_mb if bw and weight_mb else None
         md.append(f"| {t} | {fmt(bw[1] if bw else None, 1)} | {fmt(bound, 1)} | {fmt(sc[1] if sc else None, 1)} | "
                   f"{fmt(ratio(sc[1] if sc else None, bound), 2)} | {fmt(llama.get(('f32', 'decode', t)), 1)} | "
+                  f"{fmt(llama.get(('shaped', 'decode', t)), 1)} | "
+                  f"{fmt(ratio(llama.get(('shaped', 'decode', t)), llama.get(('f32', 'decode', t))), 2)} | "
                   f"{fmt(lc[1] if lc else None, 1)} | {fmt(su[1] if su else None, 1)} |")
     md += ["", "Prefill, 512 tokens into an empty cache, the last position's logits (llama-bench's `-p 512`), "
-           "tokens per second. Target: at least llama.cpp's float32 rate at 1 thread.", "",
-           "| threads | shaped | llama.cpp f32 | llama.cpp f16 | shaped/llama.cpp f32 |", "|---|---|---|---|---|"]
+           "tokens per second; `shaped in turns` ran in the same rounds as llama.cpp. Target: at least llama.cpp's "
+           "float32 rate at 1 thread.", "",
+           "| threads | shaped | shaped in turns | llama.cpp f32 | llama.cpp f16 | shaped in turns/llama.cpp f32 |",
+           "|---|---|---|---|---|---|"]
     for t in (1, 2):
         sp = (gpt.get(("shaped_gpt", "prefill_t512_last", t)) or (None, None))[1]
-        lp = llama.get(("f32", "prefill", t))
-        md.append(f"| {t} | {fmt(sp, 1)} | {fmt(lp, 1)} | {fmt(llama.get(('f16', 'prefill', t)), 1)} | "
-                  f"{fmt(ratio(sp, lp), 2)} |")
+        st, lp = llama.get(("shaped", "prefill", t)), llama.get(("f32", "prefill", t))
+        md.append(f"| {t} | {fmt(sp, 1)} | {fmt(st, 1)} | {fmt(lp, 1)} | {fmt(llama.get(('f16', 'prefill', t)), 1)} | "
+                  f"{fmt(ratio(st, lp), 2)} |")
     if gpt_zen:
         md += ["", "OpenBLAS 0.3.21 runs its Haswell kernels on this AMD CPU, whose matrix-vector product streams "
                "memory well below the machine's rate; with `OPENBLAS_CORETYPE=Zen` (its kernels for AMD's AVX2 "
@@ -602,7 +659,9 @@ def main():
            "| implementation | peak RSS (MB) |", "|---|---|"]
     md += [f"| {impl} | {rss:.0f} |" for impl, rss in memory]
     md += ["", "## Compile time (-O2)", "", "Wall time and the compiler's peak memory per translation unit; the "
-           "plain twin is the same program on xtensor without shaped (tests/bench/plain/).", "",
+           "plain twin is the same program on xtensor without shaped (tests/bench/plain/). A row `(headers precompiled)` "
+           "is a rebuild with shaped's headers (and the `<shaped/io/...>` ones it uses) in a precompiled header built "
+           "beforehand, untimed, as the README's `cpp_pch` and `target_precompile_headers` do.", "",
            "| translation unit | compiler | wall (s) | peak (MB) | plain twin wall (s) | ratio |", "|---|---|---|---|---|---|"]
     for unit, cxx, wall, rss, tw, trss, rc in compiles:
         md.append(f"| {unit} | {cxx} | {wall:.1f} | {rss:.0f} | {fmt(tw, 1)} | {fmt(wall / tw if tw else None, 2)} |")

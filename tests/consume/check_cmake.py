@@ -43,9 +43,12 @@ def main():
         if run.returncode != 0:
             print("the CMake project did not build:\n" + run.stdout + run.stderr)
             return 1
+        if not [f for f in project.rglob("cmake_pch.hxx.*") if f.suffix in (".gch", ".pch")]:
+            print("no precompiled header was built (target_precompile_headers): " + run.stdout[-2000:])
+            return 1
         if not prints_expected(project / "consumer", expected, "by CMake against the installed package"):
             return 1
-    print("find_package(shaped) and shaped::shaped build the example; its output matches")
+    print("find_package(shaped) and shaped::shaped build the example, its headers precompiled; its output matches")
     return 0
 
 

@@ -251,7 +251,7 @@ def models(cache, src, bins, bpe_dir, dtypes, check):
     log("drawing GPT-2 124M with torch.manual_seed(123) (the book's GPTModel)")
     sd, cfg, ref_logits = book_gpt2_state_dict()
     tensors = gpt2_tensors(sd, cfg)
-    tokens, merges = gpt2_vocab(bpe_dir)
+    tokens, merges = gpt2_vocab(bpe_dir) if bpe_dir else (None, None)
     for d, p in paths.items():
         if not p.exists():
             log(f"writing {p}")
