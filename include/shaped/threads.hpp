@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstddef>
 
+/// \cond
 extern "C" {
 // libgomp's API (omp.h declares the same; its `throw ()` is `noexcept`) and the function `#pragma omp
 // parallel` compiles to (GCC's ABI, stable since GCC 4.9): `fn(data)` on `num_threads` threads (0 meaning
@@ -21,6 +22,7 @@ void omp_set_num_threads(int) noexcept;
 int omp_get_thread_num(void) noexcept;
 void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);
 }
+/// \endcond
 
 #if defined(__SANITIZE_THREAD__)
 #define SHAPED_TSAN 1
