@@ -215,7 +215,9 @@ def llama_cpp_results(build):
     if not LLAMA_CPP:
         return {}
     out = build / "llama_cpp_results.json"
-    subprocess.run([sys.executable, str(ROOT / "tests" / "bench" / "llama_cpp" / "llama_bench.py"),
+    # Debian's python3, whose torch and numpy the script needs to write the GGUF files on a first run.
+    python = "/usr/bin/python3" if pathlib.Path("/usr/bin/python3").exists() else sys.executable
+    subprocess.run([python, str(ROOT / "tests" / "bench" / "llama_cpp" / "llama_bench.py"),
                     "--cache", str(LLAMA_CPP), "--no-check", "--rounds", "3", "--reps", "3",
                     "--tests", "pp512,tg32@d4", "--gpt-bench", str(build / "tests" / "bench" / "gpt_bench"),
                     "--json", str(out)], check=True, stdout=subprocess.DEVNULL)
