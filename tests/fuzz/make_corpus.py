@@ -2,7 +2,7 @@
 """Writes the fuzzers' seed corpora: small valid files of each format, written byte for byte as NumPy's
 np.save and the reference safetensors writer lay them out (no NumPy or PyTorch needed).
 
-    python3 tests/fuzz/make_corpus.py      # rewrites tests/fuzz/corpus/{npy,safetensors}/
+    python3 tests/fuzz/make_corpus.py      # rewrites tests/fuzz/corpus/{npy,safetensors,json}/
 """
 import json, os, struct
 
@@ -55,6 +55,15 @@ seeds = {
         [("ids", "I64", [2], struct.pack("<2q", 5, -1)), ("x", "F64", [1], struct.pack("<d", 2.5)),
          ("empty", "F32", [0, 3], b""), ("flag", "BOOL", [2], b"\x01\x00")]),
     "safetensors/seed_empty.safetensors": safetensors([]),
+    # The JSON reader's target takes the text alone: a real header, and each kind of value and escape.
+    "json/seed_header.json": (lambda f: f[8:8 + struct.unpack("<Q", f[:8])[0]].rstrip())(
+        safetensors([("weight", "F32", [3, 4], floats(12)), ("bias", "F32", [3], floats(3))], {"format": "pt"})),
+    "json/seed_numbers.json": b"[0, -0, 1.5e3, -2E-2, 18446744073709551615, 18446744073709551616, 1e-400, true, false, null]",
+    "json/seed_strings.json": '{"a\\u00e9\\ud83d\\ude00\\n\\/": "\u00e9\U0001F600", "b": [[[]]], "c": {}}'.encode(),
+    "json/seed_key_twice.json": b'{"a": 1, "a": 2}',
+    "json/seed_too_deep.json": b"[[[[1]]]]",
+    "json/seed_overflow.json": b'{"a": 1e400}',
+    "json/seed_lone_surrogate.json": b'"\\udc00"',
 }
 # Inputs that crashed, hung or were misread before (the reliability issue's reproductions): read on every run.
 linear = [("weight", "F32", [3, 4], floats(12)), ("bias", "F32", [3], floats(3))]

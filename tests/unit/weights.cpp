@@ -13,6 +13,7 @@
 
 #include <sys/stat.h>
 
+#include <shaped/detail/json.hpp>
 #include <shaped/io/gpt2_weights.hpp>
 #include <shaped/io/npy.hpp>
 #include <shaped/io/state_dict.hpp>
@@ -470,6 +471,105 @@ TEST_CASE("safetensors files that the reference reader refuses are refused, each
     // The writer refuses what the reader would.
     const std::vector<float> w(2, 1.0f);
     CHECK_THROWS_AS(io::save_safetensors(none.path, {{"a", {2}, w}, {"a", {2}, w}}), std::invalid_argument);
+    CHECK(thrown<std::invalid_argument>([&] { io::save_safetensors(none.path, {{"a\xff", {2}, w}}); }) ==
+          "shaped::io::save_safetensors: the key a\xff is not UTF-8");
+    // Keys that JSON must escape are written escaped and read back as they were.
+    const std::string odd = "q\"uo\\te\n\x01 \xc3\xa9";
+    io::save_safetensors(none.path, {{odd, {2}, w}, {"b", {1, 2}, w}});
+    const io::safetensors_file back(none.path);
+    REQUIRE(back.entries().size() == 2);
+    CHECK(back.entries()[0].name == odd);
+    CHECK(back.entries()[1].shape == std::vector<std::size_t>{1, 2});
+}
+
+TEST_CASE("the header's JSON reader: RFC 8259 exactly, nesting bounded, a key given twice refused") {
+    namespace json = shaped::detail::json;
+    using reason = json::error::reason;
+    const auto refused = [](std::string_view text, std::size_t depth = 3) -> std::string {
+        try {
+            json::reader r(text, depth);
+            r.skip();
+            r.finish();
+        } catch (const json::error& e) {
+            return std::string(e.why == reason::syntax ? "syntax: " : e.why == reason::too_deep ? "too deep: " : "twice: ") +
+                   (e.why == reason::key_twice ? e.key : e.what());
+        }
+        return "read";
+    };
+    // Values in document order, each as its kind's call reads it.
+    json::reader r(R"( {"a\u00e9\ud83d\ude00" :[0, -1, 18446744073709551615, 18446744073709551616, 1.5e3,
+                        true, false, null], "b": {"c": "\"\\\/\b\f\n\r\t"}} )", 3);
+    std::string key;
+    r.begin_object();
+    REQUIRE(r.member(key));
+    CHECK(key == "a\xc3\xa9\xf0\x9f\x98\x80");
+    const std::size_t start = (r.next(), r.mark());
+    r.begin_array();
+    std::vector<json::number> numbers;
+    for (int i = 0; i < 5; ++i) {
+        REQUIRE(r.item());
+        REQUIRE(r.next() == json::kind::number);
+        numbers.push_back(r.read_number());
+    }
+    CHECK((numbers[0].is_unsigned && numbers[0].unsigned_value == 0));
+    CHECK((!numbers[1].is_unsigned && numbers[1].text == "-1"));
+    CHECK((numbers[2].is_unsigned && numbers[2].unsigned_value == 18446744073709551615ull));
+    CHECK((!numbers[3].is_unsigned && numbers[3].text == "18446744073709551616"));
+    CHECK((!numbers[4].is_unsigned && numbers[4].text == "1.5e3"));
+    REQUIRE(r.item());
+    CHECK(r.boolean());
+    REQUIRE(r.item());
+    CHECK(!r.boolean());
+    REQUIRE(r.item());
+    CHECK(r.next() == json::kind::null);
+    r.null();
+    CHECK(!r.item());
+    CHECK(r.text_from(start).substr(0, 6) == "[0, -1");
+    CHECK(r.text_from(start).back() == ']');
+    REQUIRE(r.member(key));
+    CHECK(key == "b");
+    r.begin_object();
+    REQUIRE(r.member(key));
+    CHECK(r.string() == "\"\\/\b\f\n\r\t");
+    CHECK(!r.member(key));
+    CHECK(!r.member(key));
+    r.finish();
+    // quote() writes what the reader reads back.
+    const std::string odd = "q\"\\\n\x01\x1f \xc3\xa9";
+    CHECK(json::quote(odd) == "\"q\\\"\\\\\\n\\u0001\\u001f \xc3\xa9\"");
+    const std::string quoted = json::quote(odd);
+    json::reader back(quoted, 1);
+    CHECK(back.string() == odd);
+    // Refused, each with the byte where the text stopped being JSON.
+    CHECK(refused("{\"a\":1,}") == "syntax: syntax error at byte 7: expected a key (a string), found '}'");
+    CHECK(refused("[1 2]") == "syntax: syntax error at byte 3: expected ',' or ']', found '2'");
+    CHECK(refused("[1,]") == "syntax: syntax error at byte 3: expected a value, found ']'");
+    CHECK(refused("01") == "syntax: syntax error at byte 1: expected the end of the text after the value, found '1'");
+    CHECK(refused("[1.]") == "syntax: syntax error at byte 3: expected a digit after '.', found ']'");
+    CHECK(refused("1e400") == "syntax: syntax error at byte 0: expected a number within a double's range, found '1'");
+    CHECK(refused("-1e400") == "syntax: syntax error at byte 0: expected a number within a double's range, found '-'");
+    CHECK(refused("1e-400") == "read");  // underflow is a number (zero), as the reference readers read it
+    CHECK(refused("\"\\ud800\"") == "syntax: syntax error at byte 7: expected \\u and a low surrogate after a high one, found '\"'");
+    CHECK(refused("\"\\udc00\"") == "syntax: syntax error at byte 7: expected a high surrogate before a low one, found '\"'");
+    CHECK(refused("\"\xed\xa0\x80\"") == "syntax: syntax error at byte 1: expected well-formed UTF-8, found byte 0xed");
+    CHECK(refused("\"\xc0\xaf\"") == "syntax: syntax error at byte 1: expected well-formed UTF-8, found byte 0xc0");
+    CHECK(refused("\"a\tb\"") == "syntax: syntax error at byte 2: expected a character of a string (control characters must be escaped), found byte 0x09");
+    CHECK(refused("\"\\x\"") == "syntax: syntax error at byte 2: expected one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u after '\\', found 'x'");
+    CHECK(refused("tru") == "syntax: syntax error at byte 0: expected true, found 't'");
+    CHECK(refused("[1]\n[2]") == "syntax: syntax error at byte 4: expected the end of the text after the value, found '['");
+    CHECK(refused("") == "syntax: syntax error at byte 0: expected a value, found the end of the text");
+    CHECK(refused("\xef\xbb\xbf{}") == "syntax: syntax error at byte 0: expected a value, found byte 0xef");  // no byte-order mark
+    // Nesting: the outermost value is at depth 1; the bound is checked as each level opens.
+    CHECK(refused("[[[]]]") == "read");
+    CHECK(refused("[[[[]]]]") == "too deep: nesting deeper than 3");
+    CHECK(refused("{}", 0) == "too deep: nesting deeper than 0");
+    CHECK(refused("1", 0) == "read");
+    CHECK(refused(R"({"b":1,"a":{"x":1,"x":2}})") == "twice: x");
+    CHECK(refused(R"({"a":{"x":1},"a":2})") == "twice: a");
+    CHECK(refused(R"([{"a":1},{"a":1}])") == "read");  // twice across objects is not twice
+    // A call for the wrong kind is refused as text that is not what was expected.
+    json::reader wrong("[1]", 3);
+    CHECK_THROWS_WITH_AS(wrong.begin_object(), "syntax error at byte 0: expected '{', found '['", json::error);
 }
 
 namespace {

@@ -4,8 +4,8 @@
 /// \file
 /// `io::safetensors_file`: the tensors of a `.safetensors` file (what model hubs ship), mapped into memory,
 /// checked once when the file is opened, and copied into typed tensors whose shape they must have; and
-/// `io::save_safetensors`, which writes one. The JSON header is parsed with nlohmann-json
-/// (Debian: nlohmann-json3-dev), which only this header needs.
+/// `io::save_safetensors`, which writes one. The JSON header is read by shaped's strict JSON reader
+/// (detail/json.hpp).
 
 #include <algorithm>
 #include <bit>
@@ -15,12 +15,10 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -29,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../detail/json.hpp"
 #include "../diagnostics.hpp"
 #include "../tensor.hpp"
 #include "file_error.hpp"
@@ -279,69 +278,90 @@ private:
 
     [[noreturn]] void corrupt(const std::string& problem) const { throw file_error("safetensors", path_, problem); }
 
-    static std::size_t to_size(const nlohmann::json& v, bool& ok) {
-        if (v.is_number_unsigned()) return v.get<std::size_t>();
-        ok = false;
-        return 0;
+    // A value of the header as a message quotes it: its text, cut short (a value from the file may be long).
+    static std::string brief(std::string_view text) {
+        return text.size() > 48 ? std::string(text.substr(0, 40)) + "..." : std::string(text);
     }
 
-    // A value of the header for a message: its JSON text, cut short (a value from the file may be long).
-    static std::string brief(const nlohmann::json& v) {
-        std::string text = v.dump();
-        if (text.size() > 48) text = text.substr(0, 40) + "...";
-        return text;
-    }
-
-    // The SAX events of the header, checked as they come: no value nested deeper than a tensor's shape, no
-    // key twice in one object. Linear in the header; nothing is kept but the keys of the open objects.
-    struct header_checker {
-        const safetensors_file* file;
-        std::vector<std::unordered_set<std::string>> keys;  // the keys of each open object, innermost last
-        std::size_t depth;
-        using json = nlohmann::json;
-        bool open() {
-            if (++depth > 3)
-                file->corrupt("the header nests values deeper than a tensor's shape (depth " + std::to_string(depth) + ")");
-            return true;
-        }
-        bool null() { return true; }
-        bool boolean(bool) { return true; }
-        bool number_integer(json::number_integer_t) { return true; }
-        bool number_unsigned(json::number_unsigned_t) { return true; }
-        bool number_float(json::number_float_t, const json::string_t&) { return true; }
-        bool string(json::string_t&) { return true; }
-        bool binary(json::binary_t&) { return true; }
-        bool start_object(std::size_t) {
-            keys.emplace_back();
-            return open();
-        }
-        bool key(json::string_t& k) {
-            if (!keys.back().insert(k).second)
-                file->corrupt("the key \"" + detail::shown(k) + "\" is given twice in the header");
-            return true;
-        }
-        bool end_object() {
-            keys.pop_back();
-            --depth;
-            return true;
-        }
-        bool start_array(std::size_t) { return open(); }
-        bool end_array() {
-            --depth;
-            return true;
-        }
-        template <class Exception>
-        [[noreturn]] bool parse_error(std::size_t, const std::string&, const Exception& ex) {
-            throw ex;
-        }
+    // What one entry of the header says, read in the order written and checked afterwards in a fixed order.
+    struct entry_fields {
+        bool object = false, dtype = false, shape = false, offsets = false;  // present
+        bool dtype_is_string = false, shape_is_array = false, offsets_is_array = false;
+        bool shape_ok = true, offsets_ok = true;  // every element an unsigned integer that fits in size_t
+        std::string dtype_name;
+        std::vector<std::size_t> shape_values;
+        std::size_t offsets_count = 0, offsets_values[2] = {0, 0};
+        std::string_view dtype_text, shape_text, offsets_text;  // as written, for messages
     };
+
+    // The unsigned integers of the array that comes next, as far as they go; false if any element is not one.
+    static bool read_sizes(shaped::detail::json::reader& r, std::vector<std::size_t>* out, std::size_t* count,
+                           std::size_t* pair) {
+        namespace json = shaped::detail::json;
+        bool ok = true;
+        r.begin_array();
+        while (r.item()) {
+            std::size_t v = 0;
+            if (r.next() == json::kind::number) {
+                const json::number n = r.read_number();
+                if (!n.is_unsigned || n.unsigned_value > std::numeric_limits<std::size_t>::max()) ok = false;
+                v = static_cast<std::size_t>(n.unsigned_value);
+            } else {
+                r.skip();
+                ok = false;
+            }
+            if (out) out->push_back(v);
+            if (pair && *count < 2) pair[*count] = v;
+            ++*count;
+        }
+        return ok;
+    }
+
+    static entry_fields read_entry(shaped::detail::json::reader& r) {
+        namespace json = shaped::detail::json;
+        entry_fields f;
+        if (r.next() != json::kind::object) {
+            r.skip();
+            return f;
+        }
+        f.object = true;
+        r.begin_object();
+        std::string field;
+        while (r.member(field)) {
+            const json::kind k = r.next();
+            const std::size_t start = r.mark();
+            if (field == "dtype") {
+                f.dtype = true;
+                f.dtype_is_string = k == json::kind::string;
+                if (f.dtype_is_string) f.dtype_name = r.string();
+                else r.skip();
+                f.dtype_text = r.text_from(start);
+            } else if (field == "shape") {
+                f.shape = true;
+                f.shape_is_array = k == json::kind::array;
+                std::size_t count = 0;
+                if (f.shape_is_array) f.shape_ok = read_sizes(r, &f.shape_values, &count, nullptr);
+                else r.skip();
+                f.shape_text = r.text_from(start);
+            } else if (field == "data_offsets") {
+                f.offsets = true;
+                f.offsets_is_array = k == json::kind::array;
+                if (f.offsets_is_array) f.offsets_ok = read_sizes(r, nullptr, &f.offsets_count, f.offsets_values);
+                else r.skip();
+                f.offsets_text = r.text_from(start);
+            } else {
+                r.skip();  // a field the format does not name: ignored, as the reference reader ignores it
+            }
+        }
+        return f;
+    }
 
     // The reference reader's rules (huggingface/safetensors, `SafeTensors::read_metadata` and
     // `Metadata::validate`): a header of at most 100,000,000 bytes that is a JSON object, padded with JSON
     // whitespace only; `__metadata__` a map of strings to strings (or null); each tensor with a known
     // dtype, a shape and offsets whose length is its bytes; the tensors, in the order of their offsets,
     // filling the data exactly, without a hole, an overlap or a byte after the last one. Stricter than JSON
-    // alone: a key given twice (JSON leaves that open; nlohmann keeps the last) is refused, and no value may
+    // alone: a key given twice (JSON leaves that open; many readers keep the last) is refused, and no value may
     // nest deeper than a shape does, so that nothing that follows recurses on a depth the file chooses.
     void parse() {
         const std::size_t size = map_.size();
@@ -366,53 +386,68 @@ private:
         while (first < last && space(header[first])) ++first;
         while (last > first && space(header[last - 1])) --last;
         if (first == last || header[first] != '{') corrupt("the header does not begin with '{'");
-        // A first pass with a SAX checker (depth and repeated keys), then the tree: nlohmann's callback
-        // parser rescans an object's members after each one ends, quadratic in the number of tensors.
-        header_checker checker{this, {}, 0};
-        nlohmann::json j;
+        // Nothing nests deeper than a tensor's shape (depth 3), so that neither the reader nor what follows
+        // recurses on a depth the file chooses; a key given twice is refused (JSON leaves that open).
+        namespace json = shaped::detail::json;
+        const std::string_view text(header + first, last - first);
         try {
-            nlohmann::json::sax_parse(header + first, header + last, &checker);
-            j = nlohmann::json::parse(header + first, header + last);
-        } catch (const nlohmann::json::exception& ex) {
+            // First the whole text as JSON, as the reference reader parses it before it looks at a value.
+            json::reader all(text, 3);
+            all.skip();
+            all.finish();
+        } catch (const json::error& ex) {
+            if (ex.why == json::error::reason::too_deep)
+                corrupt("the header nests values deeper than a tensor's shape (depth " + std::to_string(ex.depth) + ")");
+            if (ex.why == json::error::reason::key_twice)
+                corrupt("the key \"" + detail::shown(ex.key) + "\" is given twice in the header");
             corrupt("the header is not JSON (" + detail::shown(ex.what(), 240) + ")");
         }
-        if (!j.is_object()) corrupt("the header is not a JSON object");
-        for (const auto& [key, value] : j.items()) {
+        // Then its values, in the order written; the text is JSON, so nothing below throws json::error.
+        json::reader r(text, 3);
+        r.begin_object();
+        std::string key, field;
+        while (r.member(key)) {
             if (key == "__metadata__") {
-                if (value.is_null()) continue;  // the reference reads null as no metadata
-                if (!value.is_object()) corrupt("__metadata__ is not a map of strings to strings");
-                for (const auto& [k, v] : value.items())
-                    if (!v.is_string()) corrupt("__metadata__: " + detail::shown(k) + " is not a string but " + brief(v));
+                const json::kind k = r.next();
+                if (k == json::kind::null) {  // the reference reads null as no metadata
+                    r.null();
+                    continue;
+                }
+                if (k != json::kind::object) corrupt("__metadata__ is not a map of strings to strings");
+                r.begin_object();
+                while (r.member(field)) {
+                    const bool is_string = r.next() == json::kind::string;
+                    const std::size_t start = r.mark();
+                    r.skip();
+                    if (!is_string)
+                        corrupt("__metadata__: " + detail::shown(field) + " is not a string but " + brief(r.text_from(start)));
+                }
                 continue;
             }
-            if (!value.is_object() || !value.contains("dtype") || !value.contains("shape") ||
-                !value.contains("data_offsets"))
+            const entry_fields f = read_entry(r);
+            if (!f.object || !f.dtype || !f.shape || !f.offsets)
                 corrupt(detail::shown(key) + ": an entry needs dtype, shape and data_offsets");
-            const auto& dtype = value["dtype"];
-            const auto& shape = value["shape"];
-            const auto& offsets = value["data_offsets"];
-            if (!dtype.is_string() || detail::dtype_size(dtype.get<std::string>()) == 0)
-                corrupt(detail::shown(key) + ": unknown dtype " + brief(dtype));
-            if (!shape.is_array()) corrupt(detail::shown(key) + ": the shape is not a list of extents");
-            if (!offsets.is_array() || offsets.size() != 2) corrupt(detail::shown(key) + ": data_offsets is not [begin, end]");
             safetensors_entry e;
             e.name = key;
-            e.dtype = dtype.get<std::string>();
-            bool ok = true;
+            e.dtype = f.dtype_name;
+            if (!f.dtype_is_string || detail::dtype_size(e.dtype) == 0)
+                corrupt(detail::shown(key) + ": unknown dtype " + brief(f.dtype_text));
+            if (!f.shape_is_array) corrupt(detail::shown(key) + ": the shape is not a list of extents");
+            if (!f.offsets_is_array || f.offsets_count != 2) corrupt(detail::shown(key) + ": data_offsets is not [begin, end]");
+            bool ok = f.shape_ok;
             std::size_t bytes = detail::dtype_size(e.dtype);
-            for (const auto& d : shape) {
-                const std::size_t extent = to_size(d, ok);
+            e.shape = f.shape_values;
+            for (const std::size_t extent : e.shape) {
                 if (ok && extent != 0 && bytes > std::numeric_limits<std::size_t>::max() / extent) ok = false;
                 bytes *= extent;
-                e.shape.push_back(extent);
             }
-            if (!ok) corrupt(detail::shown(key) + ": the shape " + brief(shape) + " is not a list of extents that fit in memory");
-            e.begin = to_size(offsets[0], ok);
-            e.end = to_size(offsets[1], ok);
-            if (!ok) corrupt(detail::shown(key) + ": data_offsets " + brief(offsets) + " are not byte offsets");
+            if (!ok) corrupt(detail::shown(key) + ": the shape " + brief(f.shape_text) + " is not a list of extents that fit in memory");
+            if (!f.offsets_ok) corrupt(detail::shown(key) + ": data_offsets " + brief(f.offsets_text) + " are not byte offsets");
+            e.begin = f.offsets_values[0];
+            e.end = f.offsets_values[1];
             if (e.begin > e.end || e.end > data_size)
-                corrupt(detail::shown(key) + ": data_offsets " + brief(offsets) + " lie outside the data (" + std::to_string(data_size) +
-                        " bytes)");
+                corrupt(detail::shown(key) + ": data_offsets " + brief(f.offsets_text) + " lie outside the data (" +
+                        std::to_string(data_size) + " bytes)");
             if (e.end - e.begin != bytes)
                 corrupt(detail::shown(key) + ": " + std::to_string(e.end - e.begin) + " bytes for " + e.dtype + " " +
                         detail::dims_text(e.shape) + ", which takes " + std::to_string(bytes));
@@ -459,24 +494,37 @@ struct safetensors_tensor {
 ///
 /// Shapes: each tensor's `values` must hold the product of its `shape`. Element type: float.
 /// Errors: thrown, `file_error` when the file cannot be written, `std::invalid_argument` for a tensor whose
-/// values are not as many as its shape gives or a key given twice. Source: `safetensors.torch.save_file`.
+/// values are not as many as its shape gives, a key given twice or a key that is not UTF-8. Source: `safetensors.torch.save_file`.
 /// Example: `io::save_safetensors("w.safetensors", {{"weight", {2, 3}, std::span<const float>(w.data(), w.numel())}});`
 inline void save_safetensors(const std::string& path, const std::vector<safetensors_tensor>& tensors) {
-    nlohmann::ordered_json header = nlohmann::ordered_json::object();
+    namespace json = shaped::detail::json;
+    std::vector<std::string_view> keys;
+    for (const auto& t : tensors) keys.push_back(t.name);
+    std::sort(keys.begin(), keys.end());
+    if (const auto twice = std::adjacent_find(keys.begin(), keys.end()); twice != keys.end())
+        throw std::invalid_argument("shaped::io::save_safetensors: the key " + std::string(*twice) + " is given twice");
+    std::string text = "{";
     std::size_t offset = 0;
     for (const auto& t : tensors) {
-        if (header.contains(t.name))
-            throw std::invalid_argument("shaped::io::save_safetensors: the key " + t.name + " is given twice");
         std::size_t n = 1;
         for (auto d : t.shape) n *= d;
         if (n != t.values.size())
             throw std::invalid_argument("shaped::io::save_safetensors: " + t.name + " has " +
                                         std::to_string(t.values.size()) + " values for the shape " +
                                         detail::dims_text(t.shape));
-        header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + 4 * n}}};
+        std::string key = json::quote(t.name);
+        try {
+            json::reader(key, 0).skip();
+        } catch (const json::error&) {
+            throw std::invalid_argument("shaped::io::save_safetensors: the key " + detail::shown(t.name) + " is not UTF-8");
+        }
+        if (text.size() > 1) text += ',';
+        text += key + ":{\"dtype\":\"F32\",\"shape\":[";
+        for (std::size_t i = 0; i < t.shape.size(); ++i) text += (i ? "," : "") + std::to_string(t.shape[i]);
+        text += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + 4 * n) + "]}";
         offset += 4 * n;
     }
-    std::string text = header.dump();
+    text += '}';
     text.append((8 - text.size() % 8) % 8, ' ');
     std::ofstream out(path, std::ios::binary);
     const std::uint64_t n = text.size();
