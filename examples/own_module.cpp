@@ -52,6 +52,14 @@ struct my_transformer_block {
         auto h = shortcut<emb_dim>(x, [&](const auto& t) { return att(norm1(t)); });
         return shortcut<emb_dim>(h, [&](const auto& t) { return ff(norm2(t)); });
     }
+
+    // The state_dict's names, declared once: saving, loading and counting follow from this list.
+    static constexpr auto parameters() {
+        return nn::parameter_list(nn::submodule("att", &my_transformer_block::att),
+                                  nn::submodule("ff", &my_transformer_block::ff),
+                                  nn::submodule("norm1", &my_transformer_block::norm1),
+                                  nn::submodule("norm2", &my_transformer_block::norm2));
+    }
 };
 // [block]
 
@@ -82,4 +90,10 @@ int main() {
             std::cerr << "my_transformer_block differs from nn::transformer_block at element " << i << "\n";
             return EXIT_FAILURE;
         }
+    // And it has the library block's state_dict: the same names, in the same order, and parameter count.
+    if (nn::state_dict_keys(block) != nn::state_dict_keys(library_block) ||
+        nn::parameter_count(block) != nn::parameter_count(library_block)) {
+        std::cerr << "my_transformer_block's state_dict differs from nn::transformer_block's\n";
+        return EXIT_FAILURE;
+    }
 }

@@ -159,3 +159,35 @@ TEST_CASE("the wrapper with head_dim-wide heads and out_proj is multi_head_atten
         CHECK(joined.W_value.weight(2 * 8 + 1, 3) == heads.wrapper.heads[2].W_value.weight(1, 3));
     }
 }
+
+TEST_CASE("a module's parameters, declared once: state_dict order, buffers marked, an absent bias left out") {
+    namespace nn = shaped::nn;
+    struct context_length : shaped::axis<"context_length", 6> {};
+    struct num_heads : shaped::axis<"num_heads", 2> {};
+    struct d_model : shaped::axis<"d_model", 4> {};
+    const nn::multi_head_attention<d_model, d_model, context_length, num_heads> mha(0.0);  // qkv_bias=False
+    CHECK(nn::parameter_table(mha) ==
+          "mask (context_length=6, context_length=6) (buffer)\n"
+          "W_query.weight (d_model=4, d_model=4)\n"
+          "W_key.weight (d_model=4, d_model=4)\n"
+          "W_value.weight (d_model=4, d_model=4)\n"
+          "out_proj.weight (d_model=4, d_model=4)\n"
+          "out_proj.bias (d_model=4)\n");
+    // Buffers are in the state_dict but not counted: 4 weights of 16 and a bias of 4.
+    CHECK(nn::parameter_count(mha) == 68);
+    CHECK(nn::state_dict_keys(mha).size() == 6);
+    // A bias is an entry while the layer has one.
+    nn::linear<d_model, d_model> with_bias, without(nn::skip_init, false);
+    CHECK(nn::state_dict_keys(with_bias) == std::vector<std::string>{"weight", "bias"});
+    CHECK(nn::state_dict_keys(without) == std::vector<std::string>{"weight"});
+    // Modules in a list are numbered as nn.ModuleList numbers them; const modules give const tensors.
+    const nn::multi_head_attention_wrapper<d_model, d_model, context_length, num_heads> wrapper(0.0);
+    std::vector<std::string> keys;
+    nn::for_each_parameter(wrapper, "m.", [&](const std::string& name, auto& t, nn::entry_kind) {
+        static_assert(std::is_const_v<std::remove_reference_t<decltype(t)>>);
+        keys.push_back(name);
+    });
+    CHECK(keys == std::vector<std::string>{"m.heads.0.mask", "m.heads.0.W_query.weight", "m.heads.0.W_key.weight",
+                                           "m.heads.0.W_value.weight", "m.heads.1.mask", "m.heads.1.W_query.weight",
+                                           "m.heads.1.W_key.weight", "m.heads.1.W_value.weight"});
+}

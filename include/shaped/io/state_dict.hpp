@@ -32,7 +32,7 @@ inline std::string key_list(const std::vector<std::string>& keys) {
 }  // namespace detail
 
 /// Loads every parameter of `module` from `file`, by PyTorch's `state_dict()` names
-/// (`trf_blocks.0.att.W_query.weight`, see each module's `for_each_parameter`).
+/// (`trf_blocks.0.att.W_query.weight`, see each module's `parameters()`).
 ///
 /// Strict, as PyTorch's `load_state_dict(strict=True)`: every parameter must be in the file, and every key
 /// of the file must be a parameter or a buffer of the module. Buffers (the causal `mask`, which the book's
@@ -52,7 +52,7 @@ template <nn::Module M>
 void load_state_dict(M& module, const safetensors_file& file) {
     std::vector<std::string> missing, unexpected;
     std::set<std::string> known;
-    module.for_each_parameter("", [&](const std::string& name, auto& t, nn::entry_kind kind) {
+    nn::for_each_parameter(module, "", [&](const std::string& name, auto& t, nn::entry_kind kind) {
         known.insert(name);
         if (const auto* e = file.find(name))
             file.check_dtype<typename std::remove_cvref_t<decltype(t)>::value_type>(*e);
@@ -67,10 +67,10 @@ void load_state_dict(M& module, const safetensors_file& file) {
         if (!unexpected.empty()) problem += "; unexpected key(s): " + detail::key_list(unexpected);
         throw file_error("load_state_dict", file.path(), problem);
     }
-    module.for_each_parameter("", [&](const std::string& name, auto& t, nn::entry_kind) {
+    nn::for_each_parameter(module, "", [&](const std::string& name, auto& t, nn::entry_kind) {
         if (const auto* e = file.find(name)) file.check_extents(*e, t.shape.sizes(), t.shape.text());
     });
-    module.for_each_parameter("", [&](const std::string& name, auto& t, nn::entry_kind) {
+    nn::for_each_parameter(module, "", [&](const std::string& name, auto& t, nn::entry_kind) {
         if (const auto* e = file.find(name)) file.read(*e, t);
     });
 }
@@ -83,7 +83,7 @@ void load_state_dict(M& module, const safetensors_file& file) {
 template <nn::Module M>
 void save_state_dict(const M& module, const std::string& path) {
     std::vector<safetensors_tensor> tensors;
-    module.for_each_parameter("", [&](const std::string& name, const auto& t, nn::entry_kind) {
+    nn::for_each_parameter(module, "", [&](const std::string& name, const auto& t, nn::entry_kind) {
         const auto sizes = t.shape.sizes();
         tensors.push_back({name, std::vector<std::size_t>(sizes.begin(), sizes.end()), {t.data(), t.numel()}});
     });

@@ -100,24 +100,13 @@ public:
         }
     }
 
-    /// PyTorch's `state_dict()` names, each after `prefix`: the buffer `mask`, then `W_query`, `W_key`, `W_value` (with their `bias` under `qkv_bias`).
-    template <class F>
-    void for_each_parameter(const std::string& prefix, F&& f) {
-        visit(*this, prefix, f);
-    }
-    /// The same names, on a const module: `f` gets each tensor as const.
-    template <class F>
-    void for_each_parameter(const std::string& prefix, F&& f) const {
-        visit(*this, prefix, f);
-    }
-
-private:
-    template <class Self, class F>
-    static void visit(Self& self, const std::string& prefix, F& f) {
-        f(prefix + "mask", self.mask, entry_kind::buffer);
-        self.W_query.for_each_parameter(prefix + "W_query.", f);
-        self.W_key.for_each_parameter(prefix + "W_key.", f);
-        self.W_value.for_each_parameter(prefix + "W_value.", f);
+    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count` follow),
+    /// under PyTorch's `state_dict()` names: the buffer `mask`, then `W_query`, `W_key`, `W_value` (with their `bias` under `qkv_bias`).
+    static constexpr auto parameters() {
+        return parameter_list(buffer("mask", &causal_attention::mask),
+                              submodule("W_query", &causal_attention::W_query),
+                              submodule("W_key", &causal_attention::W_key),
+                              submodule("W_value", &causal_attention::W_value));
     }
 };
 

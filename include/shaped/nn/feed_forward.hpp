@@ -49,22 +49,11 @@ public:
         return std::get<2>(layers)(std::get<1>(layers)(std::get<0>(layers)(x)));
     }
 
-    /// PyTorch's `state_dict()` names, each after `prefix`: `layers.0.weight`, `layers.0.bias`, `layers.2.weight`, `layers.2.bias` (GELU has none).
-    template <class F>
-    void for_each_parameter(const std::string& prefix, F&& f) {
-        visit(*this, prefix, f);
-    }
-    /// The same names, on a const module: `f` gets each tensor as const.
-    template <class F>
-    void for_each_parameter(const std::string& prefix, F&& f) const {
-        visit(*this, prefix, f);
-    }
-
-private:
-    template <class Self, class F>
-    static void visit(Self& self, const std::string& prefix, F& f) {
-        std::get<0>(self.layers).for_each_parameter(prefix + "layers.0.", f);
-        std::get<2>(self.layers).for_each_parameter(prefix + "layers.2.", f);
+    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count` follow),
+    /// under PyTorch's `state_dict()` names: `layers.0.weight`, `layers.0.bias`, `layers.2.weight`, `layers.2.bias` (GELU has none).
+    static constexpr auto parameters() {
+        return parameter_list(submodule("layers.0", [](auto& self) -> auto& { return std::get<0>(self.layers); }),
+                              submodule("layers.2", [](auto& self) -> auto& { return std::get<2>(self.layers); }));
     }
 };
 

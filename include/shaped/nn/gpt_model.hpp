@@ -164,27 +164,15 @@ public:
     /// The number of tokens the caches hold: the position of the next token.
     std::size_t current_pos() const noexcept { return current_pos_; }
 
-    /// PyTorch's `state_dict()` names, each after `prefix`: `tok_emb.weight`, `pos_emb.weight`, each block's
+    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count` follow),
+    /// under PyTorch's `state_dict()` names: `tok_emb.weight`, `pos_emb.weight`, each block's
     /// under `trf_blocks.0`, `trf_blocks.1` and on, `final_norm.scale`, `final_norm.shift`, `out_head.weight`.
-    template <class F>
-    void for_each_parameter(const std::string& prefix, F&& f) {
-        visit(*this, prefix, f);
-    }
-    /// The same names, on a const module: `f` gets each tensor as const.
-    template <class F>
-    void for_each_parameter(const std::string& prefix, F&& f) const {
-        visit(*this, prefix, f);
-    }
-
-private:
-    template <class Self, class F>
-    static void visit(Self& self, const std::string& prefix, F& f) {
-        self.tok_emb.for_each_parameter(prefix + "tok_emb.", f);
-        self.pos_emb.for_each_parameter(prefix + "pos_emb.", f);
-        for (std::size_t i = 0; i < Config::n_layers; ++i)
-            self.trf_blocks[i].for_each_parameter(prefix + "trf_blocks." + std::to_string(i) + ".", f);
-        self.final_norm.for_each_parameter(prefix + "final_norm.", f);
-        self.out_head.for_each_parameter(prefix + "out_head.", f);
+    static constexpr auto parameters() {
+        return parameter_list(submodule("tok_emb", &gpt_model::tok_emb),
+                              submodule("pos_emb", &gpt_model::pos_emb),
+                              submodules("trf_blocks", &gpt_model::trf_blocks),
+                              submodule("final_norm", &gpt_model::final_norm),
+                              submodule("out_head", &gpt_model::out_head));
     }
 
     std::size_t current_pos_ = 0;

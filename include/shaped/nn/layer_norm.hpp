@@ -56,22 +56,11 @@ public:
         }
     }
 
-    /// PyTorch's `state_dict()` names, each after `prefix`: `scale`, `shift`.
-    template <class F>
-    void for_each_parameter(const std::string& prefix, F&& f) {
-        visit(*this, prefix, f);
-    }
-    /// The same names, on a const module: `f` gets each tensor as const.
-    template <class F>
-    void for_each_parameter(const std::string& prefix, F&& f) const {
-        visit(*this, prefix, f);
-    }
-
-private:
-    template <class Self, class F>
-    static void visit(Self& self, const std::string& prefix, F& f) {
-        f(prefix + "scale", self.scale, entry_kind::parameter);
-        f(prefix + "shift", self.shift, entry_kind::parameter);
+    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count` follow),
+    /// under PyTorch's `state_dict()` names: `scale`, `shift`.
+    static constexpr auto parameters() {
+        return parameter_list(parameter("scale", &layer_norm::scale),
+                              parameter("shift", &layer_norm::shift));
     }
 };
 

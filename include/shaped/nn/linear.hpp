@@ -129,22 +129,11 @@ public:
     /// After a failed shape check, no further errors (see `diag::failed_shape_check`).
     diag::failed_shape_check operator()(diag::failed_shape_check) const { return {}; }
 
-    /// PyTorch's `state_dict()` names, each after `prefix`: `weight`, then `bias` when the layer has one.
-    template <class F>
-    void for_each_parameter(const std::string& prefix, F&& f) {
-        visit(*this, prefix, f);
-    }
-    /// The same names, on a const module: `f` gets each tensor as const.
-    template <class F>
-    void for_each_parameter(const std::string& prefix, F&& f) const {
-        visit(*this, prefix, f);
-    }
-
-private:
-    template <class Self, class F>
-    static void visit(Self& self, const std::string& prefix, F& f) {
-        f(prefix + "weight", self.weight, entry_kind::parameter);
-        if (self.bias) f(prefix + "bias", *self.bias, entry_kind::parameter);
+    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count` follow),
+    /// under PyTorch's `state_dict()` names: `weight`, then `bias` when the layer has one.
+    static constexpr auto parameters() {
+        return parameter_list(parameter("weight", &linear::weight),
+                              parameter("bias", &linear::bias));
     }
 };
 

@@ -99,24 +99,13 @@ public:
         }
     }
 
-    /// PyTorch's `state_dict()` names, each after `prefix`: the buffer `mask`, then `qkv.weight` (`qkv.bias`
+    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count` follow),
+    /// under PyTorch's `state_dict()` names: the buffer `mask`, then `qkv.weight` (`qkv.bias`
     /// under `qkv_bias`), `proj.weight`, `proj.bias`.
-    template <class F>
-    void for_each_parameter(const std::string& prefix, F&& f) {
-        visit(*this, prefix, f);
-    }
-    /// The same names, on a const module: `f` gets each tensor as const.
-    template <class F>
-    void for_each_parameter(const std::string& prefix, F&& f) const {
-        visit(*this, prefix, f);
-    }
-
-private:
-    template <class Self, class F>
-    static void visit(Self& self, const std::string& prefix, F& f) {
-        f(prefix + "mask", self.mask, entry_kind::buffer);
-        self.qkv.for_each_parameter(prefix + "qkv.", f);
-        self.proj.for_each_parameter(prefix + "proj.", f);
+    static constexpr auto parameters() {
+        return parameter_list(buffer("mask", &multi_head_attention_combined_qkv::mask),
+                              submodule("qkv", &multi_head_attention_combined_qkv::qkv),
+                              submodule("proj", &multi_head_attention_combined_qkv::proj));
     }
 };
 

@@ -116,18 +116,12 @@ public:
     /// Empties the KV cache (the book's `reset_cache()`).
     void reset_cache() noexcept { cache.reset(); }
 
-    /// PyTorch's `state_dict()` names, each after `prefix`: `qkv.weight` (`qkv.bias` under `qkv_bias`),
+    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count` follow),
+    /// under PyTorch's `state_dict()` names: `qkv.weight` (`qkv.bias` under `qkv_bias`),
     /// `proj.weight`, `proj.bias`.
-    template <class F>
-    void for_each_parameter(const std::string& prefix, F&& f) {
-        qkv.for_each_parameter(prefix + "qkv.", f);
-        proj.for_each_parameter(prefix + "proj.", f);
-    }
-    /// The same names, on a const module: `f` gets each tensor as const.
-    template <class F>
-    void for_each_parameter(const std::string& prefix, F&& f) const {
-        qkv.for_each_parameter(prefix + "qkv.", f);
-        proj.for_each_parameter(prefix + "proj.", f);
+    static constexpr auto parameters() {
+        return parameter_list(submodule("qkv", &multi_head_attention_sdpa::qkv),
+                              submodule("proj", &multi_head_attention_sdpa::proj));
     }
 
 private:

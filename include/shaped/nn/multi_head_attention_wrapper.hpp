@@ -75,22 +75,10 @@ private:
     }
 
 public:
-    /// PyTorch's `state_dict()` names, each after `prefix`: `heads.0.`, `heads.1.`, ... each head's (`nn.ModuleList` numbering).
-    template <class F>
-    void for_each_parameter(const std::string& prefix, F&& f) {
-        visit(*this, prefix, f);
-    }
-    /// The same names, on a const module: `f` gets each tensor as const.
-    template <class F>
-    void for_each_parameter(const std::string& prefix, F&& f) const {
-        visit(*this, prefix, f);
-    }
-
-private:
-    template <class Self, class F>
-    static void visit(Self& self, const std::string& prefix, F& f) {
-        for (std::size_t h = 0; h < self.heads.size(); ++h)
-            self.heads[h].for_each_parameter(prefix + "heads." + std::to_string(h) + ".", f);
+    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count` follow),
+    /// under PyTorch's `state_dict()` names: `heads.0.`, `heads.1.`, ... each head's (`nn.ModuleList` numbering).
+    static constexpr auto parameters() {
+        return parameter_list(submodules("heads", &multi_head_attention_wrapper::heads));
     }
 };
 

@@ -196,23 +196,12 @@ public:
         }
     }
 
-    /// PyTorch's `state_dict()` names, each after `prefix`: `W_query`, `W_key`, `W_value` (`nn.Parameter`s of `(d_in, d_out)`).
-    template <class F>
-    void for_each_parameter(const std::string& prefix, F&& f) {
-        visit(*this, prefix, f);
-    }
-    /// The same names, on a const module: `f` gets each tensor as const.
-    template <class F>
-    void for_each_parameter(const std::string& prefix, F&& f) const {
-        visit(*this, prefix, f);
-    }
-
-private:
-    template <class Self, class F>
-    static void visit(Self& self, const std::string& prefix, F& f) {
-        f(prefix + "W_query", self.W_query, entry_kind::parameter);
-        f(prefix + "W_key", self.W_key, entry_kind::parameter);
-        f(prefix + "W_value", self.W_value, entry_kind::parameter);
+    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count` follow),
+    /// under PyTorch's `state_dict()` names: `W_query`, `W_key`, `W_value` (`nn.Parameter`s of `(d_in, d_out)`).
+    static constexpr auto parameters() {
+        return parameter_list(parameter("W_query", &self_attention_v1::W_query),
+                              parameter("W_key", &self_attention_v1::W_key),
+                              parameter("W_value", &self_attention_v1::W_value));
     }
 };
 
@@ -256,23 +245,12 @@ public:
         }
     }
 
-    /// PyTorch's `state_dict()` names, each after `prefix`: `W_query`, `W_key`, `W_value`, each a layer's `weight` (and `bias` under `qkv_bias`).
-    template <class F>
-    void for_each_parameter(const std::string& prefix, F&& f) {
-        visit(*this, prefix, f);
-    }
-    /// The same names, on a const module: `f` gets each tensor as const.
-    template <class F>
-    void for_each_parameter(const std::string& prefix, F&& f) const {
-        visit(*this, prefix, f);
-    }
-
-private:
-    template <class Self, class F>
-    static void visit(Self& self, const std::string& prefix, F& f) {
-        self.W_query.for_each_parameter(prefix + "W_query.", f);
-        self.W_key.for_each_parameter(prefix + "W_key.", f);
-        self.W_value.for_each_parameter(prefix + "W_value.", f);
+    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count` follow),
+    /// under PyTorch's `state_dict()` names: `W_query`, `W_key`, `W_value`, each a layer's `weight` (and `bias` under `qkv_bias`).
+    static constexpr auto parameters() {
+        return parameter_list(submodule("W_query", &self_attention_v2::W_query),
+                              submodule("W_key", &self_attention_v2::W_key),
+                              submodule("W_value", &self_attention_v2::W_value));
     }
 };
 

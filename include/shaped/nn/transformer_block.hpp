@@ -98,24 +98,13 @@ public:
         }
     }
 
-    /// PyTorch's `state_dict()` names, each after `prefix`: `att.`, `ff.`, `norm1.`, `norm2.` (the dropout has none).
-    template <class F>
-    void for_each_parameter(const std::string& prefix, F&& f) {
-        visit(*this, prefix, f);
-    }
-    /// The same names, on a const module: `f` gets each tensor as const.
-    template <class F>
-    void for_each_parameter(const std::string& prefix, F&& f) const {
-        visit(*this, prefix, f);
-    }
-
-private:
-    template <class Self, class F>
-    static void visit(Self& self, const std::string& prefix, F& f) {
-        self.att.for_each_parameter(prefix + "att.", f);
-        self.ff.for_each_parameter(prefix + "ff.", f);
-        self.norm1.for_each_parameter(prefix + "norm1.", f);
-        self.norm2.for_each_parameter(prefix + "norm2.", f);
+    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count` follow),
+    /// under PyTorch's `state_dict()` names: `att.`, `ff.`, `norm1.`, `norm2.` (the dropout has none).
+    static constexpr auto parameters() {
+        return parameter_list(submodule("att", &transformer_block::att),
+                              submodule("ff", &transformer_block::ff),
+                              submodule("norm1", &transformer_block::norm1),
+                              submodule("norm2", &transformer_block::norm2));
     }
 };
 
