@@ -15,7 +15,11 @@ It rewrites, next to this script:
   - chapter4_goldens.hpp: reductions, elementwise math and the modules of the book's chapter 4 (layer norm,
     feed-forward, transformer block, a small GPT model and its greedy generation);
   - book/modules/*.f32: outputs of the book's modules at larger sizes, raw little-endian float32,
-    listed with their configurations in book/modules/index.txt.
+    listed with their configurations in book/modules/index.txt;
+  - modern_goldens.hpp: the attention of today's models (modern/reference.py): SiLU, RMSNorm in both
+    forms, QK-norm, the gated feed-forward layers.
+`make_goldens.py modern` rewrites only modern_goldens.hpp (each part by its name: programs, ops, random,
+modules, chapter4, weights, modern).
 The tests never run PyTorch: they read the committed outputs of this script.
 """
 import contextlib
@@ -25,6 +29,7 @@ import math
 import pathlib
 import runpy
 import struct
+import sys
 
 import torch
 
@@ -465,22 +470,90 @@ def make_prompt_lengths():
         (out_dir / f"{n}.out").write_text(out.getvalue())
 
 
+def make_modern(h):
+    """The attention of today's models (modern/reference.py), each input drawn after a manual_seed so that
+    the tests draw the same inputs with shaped."""
+    ref = runpy.run_path(str(HERE / "modern" / "reference.py"))
+    with torch.no_grad():
+        torch.manual_seed(23)
+        x = torch.randn(37) * 3
+        h.tensor("math_23_sigmoid", torch.sigmoid(x), "torch.manual_seed(23); x = randn(37) * 3; sigmoid(x)")
+        h.tensor("math_23_silu", torch.nn.functional.silu(x), "silu(x)")
+        h.tensor("math_23_gelu_tanh", torch.nn.functional.gelu(x, approximate="tanh"), "gelu(x, approximate='tanh')")
+        edges = torch.tensor([-math.inf, math.inf, math.nan, 0.0, -0.0, -100.0, 100.0, -20.0, 1e-30])
+        h.tensor("edges_sigmoid", torch.sigmoid(edges), "edges = [-inf, inf, nan, 0, -0, -100, 100, -20, 1e-30]; sigmoid(edges)")
+        h.tensor("edges_silu", torch.nn.functional.silu(edges), "silu(edges)")
+        h.tensor("edges_gelu_tanh", torch.nn.functional.gelu(edges, approximate="tanh"), "gelu(edges, approximate='tanh')")
+
+        # RMSNorm, Llama's and Qwen's form, with a drawn scale; then Gemma's (1 + scale) form, with a bias
+        # and eps 1e-5, on inputs of both signs and of different magnitudes.
+        torch.manual_seed(71)
+        norm = ref["RMSNorm"](64)
+        norm.scale.copy_(torch.randn(64))
+        x = torch.rand(2, 3, 64) * 4 - 2
+        h.tensor("rms_norm_71", norm(x), "torch.manual_seed(71); n = RMSNorm(64); scale = randn(64); "
+                 "x = rand(2, 3, 64) * 4 - 2; n(x)")
+        torch.manual_seed(72)
+        norm = ref["RMSNorm"](48, eps=1e-5, bias=True, one_plus=True)
+        norm.scale.copy_(torch.randn(48) * 0.5)
+        norm.shift.copy_(torch.randn(48))
+        x = torch.randn(5, 48) * 30
+        h.tensor("rms_norm_72_one_plus", norm(x), "torch.manual_seed(72); n = RMSNorm(48, eps=1e-5, bias=True, "
+                 "one_plus=True); scale = randn(48) * 0.5; shift = randn(48); x = randn(5, 48) * 30; n(x)")
+        # QK-norm: an RMSNorm over head_dim, applied to (batch, heads, tokens, head_dim).
+        torch.manual_seed(75)
+        q_norm = ref["RMSNorm"](16)
+        q_norm.scale.copy_(torch.rand(16) + 0.5)
+        q = torch.randn(2, 4, 3, 16)
+        h.tensor("qk_norm_75", q_norm(q), "torch.manual_seed(75); q_norm = RMSNorm(16); scale = rand(16) + 0.5; "
+                 "q = randn(2, 4, 3, 16); q_norm(q)")
+
+        # The gated feed-forward layers: weights drawn in creation order (fc1, fc2, fc3), then the input.
+        torch.manual_seed(73)
+        ff = ref["FeedForward"](64, 96, "silu")
+        x = torch.rand(2, 3, 64) * 2 - 1
+        h.tensor("swiglu_73", ff(x), "torch.manual_seed(73); ff = FeedForward(64, 96, 'silu'); "
+                 "x = rand(2, 3, 64) * 2 - 1; ff(x)")
+        torch.manual_seed(74)
+        ff = ref["FeedForward"](64, 96, "gelu_tanh")
+        x = torch.rand(2, 3, 64) * 2 - 1
+        h.tensor("geglu_74", ff(x), "torch.manual_seed(74); ff = FeedForward(64, 96, 'gelu_tanh'); "
+                 "x = rand(2, 3, 64) * 2 - 1; ff(x)")
+
+
+PARTS = ["programs", "ops", "random", "modules", "chapter4", "weights", "modern"]
+
+
 def main():
-    run_programs()
-    make_prompt_lengths()
-    h = Header()
-    make_ops(h)
-    (HERE / "ops_goldens.hpp").write_text(h.text())
-    r = Header("SHAPED_TESTS_RANDOM_GOLDENS_HPP")
-    make_random(r)
-    (HERE / "random_goldens.hpp").write_text(r.text())
-    make_modules()
-    c = Header("SHAPED_TESTS_CHAPTER4_GOLDENS_HPP")
-    make_chapter4(c)
-    (HERE / "chapter4_goldens.hpp").write_text(c.text())
-    w = Header("SHAPED_TESTS_WEIGHTS_GOLDENS_HPP")
-    make_weights(w)
-    (HERE / "weights_goldens.hpp").write_text(w.text())
+    parts = sys.argv[1:] or PARTS
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown:
+        sys.exit(f"unknown part(s) {unknown}; the parts are {PARTS}")
+    if "programs" in parts:
+        run_programs()
+        make_prompt_lengths()
+    if "ops" in parts:
+        h = Header()
+        make_ops(h)
+        (HERE / "ops_goldens.hpp").write_text(h.text())
+    if "random" in parts:
+        r = Header("SHAPED_TESTS_RANDOM_GOLDENS_HPP")
+        make_random(r)
+        (HERE / "random_goldens.hpp").write_text(r.text())
+    if "modules" in parts:
+        make_modules()
+    if "chapter4" in parts:
+        c = Header("SHAPED_TESTS_CHAPTER4_GOLDENS_HPP")
+        make_chapter4(c)
+        (HERE / "chapter4_goldens.hpp").write_text(c.text())
+    if "weights" in parts:
+        w = Header("SHAPED_TESTS_WEIGHTS_GOLDENS_HPP")
+        make_weights(w)
+        (HERE / "weights_goldens.hpp").write_text(w.text())
+    if "modern" in parts:
+        m = Header("SHAPED_TESTS_MODERN_GOLDENS_HPP")
+        make_modern(m)
+        (HERE / "modern_goldens.hpp").write_text(m.text())
 
 
 if __name__ == "__main__":

@@ -20,25 +20,8 @@ namespace {
 
 namespace torch = shaped::torch;
 namespace nn = shaped::nn;
+using test::max_ulp;
 using test::tolerance;
-
-// The distance in units in the last place between two floats of one sign (0 for equal bits).
-std::uint32_t ulp_distance(float a, float b) {
-    const auto key = [](float f) {
-        const auto u = std::bit_cast<std::uint32_t>(f);
-        return (u & 0x80000000u) ? 0x80000000u - (u & 0x7fffffffu) : 0x80000000u + u;
-    };
-    const std::uint32_t x = key(a), y = key(b);
-    return x > y ? x - y : y - x;
-}
-
-template <class X, std::size_t N>
-std::uint32_t max_ulp(const X& x, const std::array<float, N>& golden) {
-    REQUIRE(x.numel() == N);
-    std::uint32_t m = 0;
-    for (std::size_t i = 0; i < N; ++i) m = std::max(m, ulp_distance(x.data()[i], golden[i]));
-    return m;
-}
 
 template <class X, std::size_t N>
 void check_ids(const X& x, const std::array<std::int64_t, N>& golden) {

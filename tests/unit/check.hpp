@@ -4,7 +4,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
+#include <bit>
+#include <cstdint>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -23,6 +26,24 @@ void check_exact(const X& x, const std::array<float, N>& golden, std::size_t off
         if (std::memcmp(&p[i], &golden[offset + i], sizeof(float)) != 0)
             ++mismatches;
     CHECK_MESSAGE(mismatches == 0, mismatches, " of ", x.numel(), " elements differ from PyTorch's bits");
+}
+
+// The distance in units in the last place between two floats of one sign (0 for equal bits).
+inline std::uint32_t ulp_distance(float a, float b) {
+    const auto key = [](float f) {
+        const auto u = std::bit_cast<std::uint32_t>(f);
+        return (u & 0x80000000u) ? 0x80000000u - (u & 0x7fffffffu) : 0x80000000u + u;
+    };
+    const std::uint32_t x = key(a), y = key(b);
+    return x > y ? x - y : y - x;
+}
+
+template <class X, std::size_t N>
+std::uint32_t max_ulp(const X& x, const std::array<float, N>& golden) {
+    REQUIRE(x.numel() == N);
+    std::uint32_t m = 0;
+    for (std::size_t i = 0; i < N; ++i) m = std::max(m, ulp_distance(x.data()[i], golden[i]));
+    return m;
 }
 
 /// The largest |x - golden|, which the caller checks against its stated tolerance.

@@ -2,8 +2,9 @@
 #define SHAPED_OPS_MATH_HPP
 
 /// \file
-/// Elementwise functions: `exp`, `log`, `sqrt`, `rsqrt`, `tanh`, `pow` (scalar exponent), `abs`, `relu` and
-/// the tanh approximation of `gelu`, on xsimd batches.
+/// Elementwise functions: `exp`, `log`, `sqrt`, `rsqrt`, `tanh`, `pow` (scalar exponent), `abs`, `relu`,
+/// `sigmoid`, `silu` and the tanh approximation of GELU, as the book writes it (`gelu`) and as PyTorch's
+/// kernel computes it (`gelu_tanh`), on xsimd batches.
 
 #include <algorithm>
 #include <cmath>
@@ -97,7 +98,8 @@ auto pow(basic_tensor<V, L, X...> x, std::type_identity_t<V> p) {
 /// `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`, each operation rounded as PyTorch rounds it
 /// (tanh within a few units in the last place of PyTorch's).
 /// Shapes: unchanged. Element type: float or double. Errors: none.
-/// Source: the book's `GELU` (chapter 4); `torch.nn.functional.gelu(x, approximate="tanh")`.
+/// Source: the book's `GELU` (chapter 4). `torch.nn.functional.gelu(x, approximate="tanh")` computes the same
+/// formula with its constant rounded otherwise: that one is `gelu_tanh`.
 template <class V, class L, Axis... X>
 auto gelu(basic_tensor<V, L, X...> x) {
     // torch.sqrt(torch.tensor(2.0 / torch.pi)): the double quotient rounded to the element type, then its root.
@@ -108,6 +110,46 @@ auto gelu(basic_tensor<V, L, X...> x) {
         const batch inner = b + batch(static_cast<V>(0.044715)) * cube;
         const batch t = xsimd::tanh(batch(c) * inner);
         return batch(V(0.5)) * b * (batch(V(1)) + t);
+    });
+}
+
+/// The tanh approximation of GELU as PyTorch's kernel computes it: `0.5 * x * (1 + tanh(k * (x + 0.044715 *
+/// x^3)))` with `k = sqrt(2) * (2 / sqrt(pi)) * 0.5` rounded once from double. It differs from `gelu` (the
+/// book's steps) by the rounding of `k`, which for large negative `x`, where `1 + tanh(...)` cancels, is tens
+/// of units in the last place of a result near zero. Shapes: unchanged (contiguous result). Element type:
+/// float or double. Errors: none. Source: `torch.nn.functional.gelu(x, approximate="tanh")`, Gemma 3's
+/// feed-forward gate (the book's ch05/12_gemma3 `FeedForward`).
+template <class V, class L, Axis... X>
+auto gelu_tanh(basic_tensor<V, L, X...> x) {
+    constexpr V beta = static_cast<V>(1.41421356237309504880 * 1.12837916709551257390 * 0.5);  // M_SQRT2 * M_2_SQRTPI * 0.5
+    return detail::map_elements(std::move(x), [](auto b) {
+        using batch = decltype(b);
+        const batch cube = b * b * b;
+        const batch inner = batch(beta) * (b + batch(static_cast<V>(0.044715)) * cube);
+        return batch(V(0.5)) * b * (batch(V(1)) + xsimd::tanh(inner));
+    });
+}
+
+/// The logistic function `1 / (1 + e^-x)` elementwise: 0 and 1 at the infinities, NaN stays NaN.
+/// Shapes: unchanged (contiguous result). Element type: float or double. Errors: none.
+/// Source: `torch.sigmoid` (xsimd's exp: within a few units in the last place of PyTorch's).
+template <class V, class L, Axis... X>
+auto sigmoid(basic_tensor<V, L, X...> x) {
+    return detail::map_elements(std::move(x), [](auto b) {
+        using batch = decltype(b);
+        return batch(V(1)) / (batch(V(1)) + xsimd::exp(-b));
+    });
+}
+
+/// SiLU (swish), `x * sigmoid(x)`, computed as PyTorch's CPU kernel computes it, `x / (1 + e^-x)`: the gate
+/// of Llama's, Qwen's and Mistral's feed-forward layers. Shapes: unchanged (contiguous result). Element type:
+/// float or double. Errors: none. Source: `torch.nn.functional.silu`; the book's Llama 3 and Qwen3
+/// `FeedForward` (`silu(fc1(x)) * fc2(x)`).
+template <class V, class L, Axis... X>
+auto silu(basic_tensor<V, L, X...> x) {
+    return detail::map_elements(std::move(x), [](auto b) {
+        using batch = decltype(b);
+        return b / (batch(V(1)) + xsimd::exp(-b));
     });
 }
 
