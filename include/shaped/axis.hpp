@@ -391,10 +391,50 @@ struct cached : axis_tag, detail::one_run_time_extent<A::bound> {
     using cache_of = A;
 };
 
+/// How rotary position embeddings pair the elements of a head: `split_halves` pairs element `i` with `i +
+/// head_dim/2` (Hugging Face's checkpoints and the book's `apply_rope`), `interleaved` pairs `2i` with `2i + 1`
+/// (the RoPE paper and Meta's original Llama checkpoints). The two give the same attention only when the
+/// projection weights were laid out for the same pairing.
+enum class rope_layout { split_halves, interleaved };
+
+/// The head axis `A` after rotary position embeddings of pair layout `Layout`: same extent, another axis.
+/// Queries and keys are rotated alike before their product, so `matmul(queries, keys.T())` over a rotated and
+/// an unrotated `head_dim`, or over two layouts, fails to compile: RoPE applied to the queries alone, or with
+/// a checkpoint's pairing on one side and the other on the other, is a shape error. The values are not
+/// rotated: the context vectors come back on `A`.
+///
+/// Shapes: extent `A::extent`. Errors: none of its own.
+/// Source: `apply_rope(queries, cos, sin)` and `apply_rope(keys, cos, sin)` in the book's Llama 3, Qwen3 and
+/// Gemma 3 attention (rasbt/LLMs-from-scratch ch05/07_gpt_to_llama, ch05/11_qwen3, ch05/12_gemma3).
+/// Example: `auto q = rope(queries);  // (batch, num_heads, num_tokens, shaped::rotated<head_dim>)`
+template <Axis A, rope_layout Layout = rope_layout::split_halves>
+struct rotated : axis_tag, detail::same_extent_as<A> {
+    /// The axis before the rotation.
+    using unrotated = A;
+    /// The pair layout of the rotation.
+    static constexpr rope_layout layout = Layout;
+};
+
 namespace detail {
 
 template <class A>
 concept is_key = requires { typename A::query; };
+
+template <class A>
+concept is_rotated = requires { typename A::unrotated; };
+
+// The axis before a RoPE rotation: `A::unrotated` for a rotated axis, `A` itself otherwise.
+template <class A>
+struct unrotated_of {
+    using type = A;
+};
+template <class A>
+    requires is_rotated<A>
+struct unrotated_of<A> {
+    using type = typename A::unrotated;
+};
+template <class A>
+using unrotated_t = typename unrotated_of<A>::type;
 
 template <class A>
 concept is_cached = requires { typename A::cache_of; };
@@ -482,6 +522,9 @@ std::string axis_name() {
         return "cached<" + axis_name<typename A::query>() + ">";
     } else if constexpr (detail::is_key<A>) {
         return "key<" + axis_name<typename A::query>() + ">";
+    } else if constexpr (detail::is_rotated<A>) {
+        return "rotated<" + axis_name<typename A::unrotated>() +
+               (A::layout == rope_layout::interleaved ? ", interleaved>" : ">");
     } else if constexpr (detail::is_reduced<A>) {
         return "reduced<" + axis_name<typename A::of>() + ">";
     } else if constexpr (detail::has_factors<A>) {

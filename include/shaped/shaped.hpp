@@ -65,6 +65,7 @@
 #include "nn/multi_head_attention_combined_qkv.hpp"
 #include "nn/multi_head_attention_wrapper.hpp"
 #include "nn/rms_norm.hpp"
+#include "nn/rope.hpp"
 #include "nn/self_attention.hpp"
 #include "nn/transformer_block.hpp"
 #include "torch/generator.hpp"

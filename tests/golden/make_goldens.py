@@ -508,6 +508,27 @@ def make_modern(h):
         h.tensor("qk_norm_75", q_norm(q), "torch.manual_seed(75); q_norm = RMSNorm(16); scale = rand(16) + 0.5; "
                  "q = randn(2, 4, 3, 16); q_norm(q)")
 
+        # RoPE: the tables (base 10,000 at head_dim 16 over 64 positions; Llama 3.2's base and smoothing at
+        # head_dim 64 over 8192 positions, rows sampled), and the rotation of (2, 4, 5, 16) at offsets 0 and 7,
+        # in both pair layouts.
+        cos, sin = ref["compute_rope_params"](16, 10_000, 64)
+        h.tensor("rope_cos_16_64", cos, "compute_rope_params(head_dim=16, theta_base=10_000, context_length=64)[0]")
+        h.tensor("rope_sin_16_64", sin, "... [1]")
+        llama = {"factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_context_length": 8192}
+        cos_l, sin_l = ref["compute_rope_params"](64, 500_000, 8192, llama)
+        rows = torch.tensor([0, 1, 2, 17, 511, 4095, 8191])
+        h.tensor("rope_llama3_cos_rows", cos_l[rows], "compute_rope_params(64, 500_000, 8192, Llama 3.2's freq_config)[0]"
+                 "[[0, 1, 2, 17, 511, 4095, 8191]]")
+        h.tensor("rope_llama3_sin_rows", sin_l[rows], "... [1][same rows]")
+        torch.manual_seed(77)
+        q = torch.randn(2, 4, 5, 16)
+        h.tensor("rope_77_offset_0", ref["apply_rope"](q, cos, sin), "torch.manual_seed(77); q = randn(2, 4, 5, 16); "
+                 "apply_rope(q, cos, sin)")
+        h.tensor("rope_77_offset_7", ref["apply_rope"](q, cos, sin, 7), "apply_rope(q, cos, sin, offset=7)")
+        cos_i, sin_i = ref["compute_rope_params"](16, 10_000, 64, interleaved=True)
+        h.tensor("rope_77_interleaved", ref["apply_rope"](q, cos_i, sin_i, 3, interleaved=True),
+                 "the interleaved tables; apply_rope(q, cos, sin, offset=3, interleaved=True)")
+
         # The gated feed-forward layers: weights drawn in creation order (fc1, fc2, fc3), then the input.
         torch.manual_seed(73)
         ff = ref["FeedForward"](64, 96, "silu")

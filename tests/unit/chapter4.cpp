@@ -18,6 +18,8 @@
 
 namespace {
 
+using test::thrown;
+
 namespace torch = shaped::torch;
 namespace nn = shaped::nn;
 using test::max_ulp;
@@ -31,16 +33,6 @@ void check_ids(const X& x, const std::array<std::int64_t, N>& golden) {
     CHECK_MESSAGE(mismatches == 0, mismatches, " of ", N, " ids differ from PyTorch's");
 }
 
-// The exception's message, or "" when `f` does not throw `E`.
-template <class E, class F>
-std::string thrown(F f) {
-    try {
-        f();
-    } catch (const E& e) {
-        return e.what();
-    }
-    return "";
-}
 
 struct batch : shaped::axis<"batch", 3> {};
 struct num_tokens : shaped::axis<"num_tokens", 5> {};

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <string>
 #include <shaped/shaped.hpp>
 
 namespace test {
@@ -44,6 +45,17 @@ std::uint32_t max_ulp(const X& x, const std::array<float, N>& golden) {
     std::uint32_t m = 0;
     for (std::size_t i = 0; i < N; ++i) m = std::max(m, ulp_distance(x.data()[i], golden[i]));
     return m;
+}
+
+/// The exception's message, or "" when `f` does not throw `E`.
+template <class E, class F>
+std::string thrown(F f) {
+    try {
+        f();
+    } catch (const E& e) {
+        return e.what();
+    }
+    return "";
 }
 
 /// The largest |x - golden|, which the caller checks against its stated tolerance.

@@ -132,3 +132,72 @@ TEST_CASE("gated_feed_forward equals the book's FeedForward of Llama and Qwen (S
     struct llama_hidden : shaped::axis<"hidden_dim", 8192> {};
     CHECK(nn::parameter_count(nn::swiglu_feed_forward<llama_emb, llama_hidden>(nn::skip_init)) == 50'331'648);
 }
+
+TEST_CASE("rope equals the book's compute_rope_params and apply_rope: tables, offsets, both pair layouts") {
+    struct positions : shaped::axis<"context_length", 64> {};
+    struct head_dim : shaped::axis<"head_dim", 16> {};
+    struct heads : shaped::axis<"num_heads", 4> {};
+    struct tokens : shaped::axis<"num_tokens", 5, shaped::at_most<positions>> {};
+    const nn::rope<positions, head_dim> rope;  // base 10,000
+    // The angles are the book's bit for bit; their cos and sin are the C library's, PyTorch's are Sleef's:
+    // one unit in the last place apart at most, 2^-23 at 1 (both within half a unit of the exact values).
+    constexpr double table_tolerance = 0x1p-23;
+    CHECK(test::max_abs_diff(rope.cos, golden::rope_cos_16_64) <= table_tolerance);
+    CHECK(test::max_abs_diff(rope.sin, golden::rope_sin_16_64) <= table_tolerance);
+    // Rotated values: each a sum of two products of an input (|q| < 4 here) with a table entry.
+    constexpr double rotation_tolerance = 2 * 4 * table_tolerance + 1e-6;
+
+    torch::manual_seed(77);
+    const auto q = torch::randn<batch, heads, tokens, head_dim>();
+    const auto r0 = rope(q);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(r0)>,
+                                 shaped::tensor<float, batch, heads, tokens, shaped::rotated<head_dim>>>);
+    CHECK(test::max_abs_diff(r0, golden::rope_77_offset_0) <= rotation_tolerance);
+    CHECK(test::max_abs_diff(rope(q, 7), golden::rope_77_offset_7) <= rotation_tolerance);  // the KV cache's offset
+    // A transposed view is read in place of a copy: the same numbers.
+    const auto qt = q.transpose<1, 2>().contiguous().transpose<1, 2>();
+    CHECK(shaped::max_abs_diff(rope(qt), r0) == 0.0);
+
+    const nn::rope<positions, head_dim, shaped::rope_layout::interleaved> meta;
+    const auto ri = meta(q, 3);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(ri)>,
+                                 shaped::tensor<float, batch, heads, tokens, shaped::rotated<head_dim, shaped::rope_layout::interleaved>>>);
+    CHECK(test::max_abs_diff(ri, golden::rope_77_interleaved) <= rotation_tolerance);
+    // Not the same rotation (the layout matters): compared only after a rename, since the axes differ.
+    CHECK(shaped::max_abs_diff(ri.rename<batch, heads, tokens, shaped::rotated<head_dim>>(), r0) > 0.1);
+
+    // Run-time token counts: the same numbers, and positions past the table refused, naming them.
+    struct run_tokens : shaped::dynamic_axis<"num_tokens", shaped::at_most<positions>> {};
+    const auto qd = q.rename<batch, heads, run_tokens, head_dim>();
+    CHECK(shaped::max_abs_diff(rope(qd, 7).rename<batch, heads, tokens, shaped::rotated<head_dim>>(), rope(q, 7)) == 0.0);
+    CHECK(test::thrown<shaped::shape_error>([&] { (void)rope(qd, 60); }) ==
+          "shaped::nn::rope(x, offset): expected positions within the table's (context_length=64), got positions 60 "
+          "to 65 (offset 60, num_tokens=5)");
+    CHECK(test::thrown<shaped::shape_error>([&] { (void)rope(q, std::size_t(-1)); }).find("offset 18446744073709551615") !=
+          std::string::npos);
+    CHECK_NOTHROW((void)rope(qd, 59));  // positions 59 to 63: the last five
+
+    // Rotation keeps each pair's length: |rope(q)| = |q| per pair, to float rounding.
+    for (std::size_t i = 0; i < 8; ++i) {
+        const float a = q.at(1, 2, 3, i), b = q.at(1, 2, 3, i + 8);
+        const float ra = r0.at(1, 2, 3, i), rb = r0.at(1, 2, 3, i + 8);
+        CHECK(std::abs(std::hypot(ra, rb) - std::hypot(a, b)) < 1e-5f * (1 + std::hypot(a, b)));
+    }
+    CHECK(nn::state_dict_keys(rope).empty());  // recomputed, not loaded (persistent=False)
+}
+
+TEST_CASE("rope with Llama 3's frequency smoothing equals the book's table at every scale of position") {
+    struct positions : shaped::axis<"context_length", 8192> {};
+    struct head_dim : shaped::axis<"head_dim", 64> {};
+    const nn::rope<positions, head_dim> llama(500000.0, nn::llama3_rope_scaling{});
+    const std::size_t rows[] = {0, 1, 2, 17, 511, 4095, 8191};
+    // cos and sin of float angles up to 8191 radians: PyTorch's (Sleef's) and the C library's agree to one
+    // unit of the result; the angles themselves are bit for bit the book's.
+    double worst = 0;
+    for (std::size_t k = 0; k < 7; ++k)
+        for (std::size_t d = 0; d < 64; ++d) {
+            worst = std::max(worst, std::abs(double(llama.cos.at(rows[k], d)) - golden::rope_llama3_cos_rows[k * 64 + d]));
+            worst = std::max(worst, std::abs(double(llama.sin.at(rows[k], d)) - golden::rope_llama3_sin_rows[k * 64 + d]));
+        }
+    CHECK(worst <= 0x1p-23);
+}

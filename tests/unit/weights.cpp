@@ -28,6 +28,8 @@
 
 namespace {
 
+using test::thrown;
+
 namespace nn = shaped::nn;
 namespace io = shaped::io;
 
@@ -56,15 +58,6 @@ const std::string gpt2_file = dir + "tiny_gpt2.safetensors";
 using ids_t = shaped::tensor<std::int64_t, tiny::batch, tiny::num_tokens>;
 ids_t golden_ids() { return ids_t{{5, 17, 96, 0, 42}, {3, 3, 64, 12, 7}}; }
 
-template <class E, class F>
-std::string thrown(F f) {
-    try {
-        f();
-    } catch (const E& e) {
-        return e.what();
-    }
-    return "";
-}
 
 std::vector<char> bytes_of(const std::string& path) {
     std::ifstream in(path, std::ios::binary);

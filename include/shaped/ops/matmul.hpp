@@ -189,7 +189,15 @@ auto matmul(const basic_tensor<Value, LayoutA, A...>& a, const basic_tensor<Valu
             else
                 return detail::mismatch_of<a_last, b_inner>() == detail::mismatch::key_and_query;
         }();
-        constexpr bool unrelated = !inner_ok && !ends_on_it && !wrong_pair && !key_query;
+        constexpr bool rope_mismatch = [] {
+            if constexpr (inner_ok || ends_on_it || wrong_pair || key_query)
+                return false;
+            else if constexpr (!detail::is_rotated<a_last> && !detail::is_rotated<b_inner>)
+                return false;
+            else
+                return same_axis_v<detail::unrotated_t<a_last>, detail::unrotated_t<b_inner>>;
+        }();
+        constexpr bool unrelated = !inner_ok && !ends_on_it && !wrong_pair && !key_query && !rope_mismatch;
         using l = detail::described<diag::lhs_last, a_last>;
         using r = detail::described<diag::rhs_second_to_last, b_inner>;
         using la = detail::described<diag::lhs_axes, A...>;
@@ -209,6 +217,10 @@ auto matmul(const basic_tensor<Value, LayoutA, A...>& a, const basic_tensor<Valu
                       "shaped::matmul(a, b): a's last axis and b's second-to-last axis must be the same axis; one is "
                       "key<A> and the other A, the queries' token axis where the keys' belongs: give b the key axis "
                       "(e.g. values.rename<batch, num_heads, key<num_tokens>, head_dim>() for attn_weights @ values)");
+        static_assert(diag::expect<!rope_mismatch, l, r, la, ra>,
+                      "shaped::matmul(a, b): a's last axis and b's second-to-last axis must be the same axis; one is "
+                      "rotated<head_dim> and the other is not, or the two are rotated with different pair layouts: "
+                      "apply the same nn::rope to the queries and to the keys before their product");
         static_assert(diag::expect<!unrelated, l, r, la, ra>,
                       "shaped::matmul(a, b): a's last axis and b's second-to-last axis must be the same axis; b has no "
                       "such axis: matmul sums over a's last axis against b's second-to-last, so check which axis "

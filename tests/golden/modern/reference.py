@@ -47,3 +47,43 @@ class FeedForward(nn.Module):
         else:
             gate = nn.functional.gelu(x_fc1, approximate="tanh")
         return self.fc3(gate * x_fc2)
+
+
+def compute_rope_params(head_dim, theta_base=10_000, context_length=4096, freq_config=None, interleaved=False):
+    """The cos/sin tables of rotary position embeddings, (context_length, head_dim), in float32: each
+    frequency twice, in the two halves (Hugging Face's layout, the book's) or in adjacent pairs (Meta's), with
+    Llama 3's smoothing of the frequencies when freq_config is given."""
+    assert head_dim % 2 == 0
+    inv_freq = 1.0 / (theta_base ** (torch.arange(0, head_dim, 2, dtype=torch.float32)[: head_dim // 2].float() / head_dim))
+    if freq_config is not None:
+        low_freq_wavelen = freq_config["original_context_length"] / freq_config["low_freq_factor"]
+        high_freq_wavelen = freq_config["original_context_length"] / freq_config["high_freq_factor"]
+        wavelen = 2 * torch.pi / inv_freq
+        inv_freq_llama = torch.where(wavelen > low_freq_wavelen, inv_freq / freq_config["factor"], inv_freq)
+        smooth_factor = (freq_config["original_context_length"] / wavelen - freq_config["low_freq_factor"]) / (
+            freq_config["high_freq_factor"] - freq_config["low_freq_factor"])
+        smoothed_inv_freq = (1 - smooth_factor) * (inv_freq / freq_config["factor"]) + smooth_factor * inv_freq
+        is_medium_freq = (wavelen <= low_freq_wavelen) & (wavelen >= high_freq_wavelen)
+        inv_freq = torch.where(is_medium_freq, smoothed_inv_freq, inv_freq_llama)
+    positions = torch.arange(context_length, dtype=torch.float32)
+    angles = positions.unsqueeze(1) * inv_freq.unsqueeze(0)
+    if interleaved:
+        angles = angles.repeat_interleave(2, dim=1)
+    else:
+        angles = torch.cat([angles, angles], dim=1)
+    return torch.cos(angles), torch.sin(angles)
+
+
+def apply_rope(x, cos, sin, offset=0, interleaved=False):
+    """x (batch, heads, tokens, head_dim), its tokens at positions offset, offset + 1, ...:
+    x * cos + rotate(x) * sin, rotate pairing the halves, (-x2, x1), or adjacent elements, (-x1, x0)."""
+    seq_len, head_dim = x.shape[-2], x.shape[-1]
+    if interleaved:
+        pairs = x.view(*x.shape[:-1], head_dim // 2, 2)
+        rotated = torch.stack((-pairs[..., 1], pairs[..., 0]), dim=-1).view(x.shape)
+    else:
+        x1, x2 = x[..., : head_dim // 2], x[..., head_dim // 2:]
+        rotated = torch.cat((-x2, x1), dim=-1)
+    cos = cos[offset:offset + seq_len, :].unsqueeze(0).unsqueeze(0)
+    sin = sin[offset:offset + seq_len, :].unsqueeze(0).unsqueeze(0)
+    return (x * cos) + (rotated * sin)
