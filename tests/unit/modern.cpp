@@ -201,3 +201,47 @@ TEST_CASE("rope with Llama 3's frequency smoothing equals the book's table at ev
         }
     CHECK(worst <= 0x1p-23);
 }
+
+// The snippets of docs/13-after-gpt2.md, checked here.
+namespace chapter13 {
+// [axes]
+struct batch : shaped::axis<"batch", 2> {};
+struct context_length : shaped::axis<"context_length", 16> {};
+struct num_tokens : shaped::axis<"num_tokens", 5, shaped::at_most<context_length>> {};
+struct emb_dim : shaped::axis<"emb_dim", 64> {};
+struct hidden_dim : shaped::axis<"hidden_dim", 96> {};
+struct num_heads : shaped::axis<"num_heads", 4> {};
+struct head_dim : shaped::axis<"head_dim", 16> {};
+struct d_out : shaped::product<"d_out", num_heads, head_dim> {};  // 64: Qwen3's is 2048 on a width of 1024
+// [axes]
+}  // namespace chapter13
+
+TEST_CASE("docs/13-after-gpt2.md: RMSNorm, the gated feed-forward layer, QK-norm and RoPE in a block's order") {
+    using chapter13::batch, chapter13::context_length, chapter13::num_tokens, chapter13::emb_dim, chapter13::hidden_dim,
+        chapter13::num_heads, chapter13::head_dim, chapter13::d_out;
+    torch::manual_seed(123);
+    // [layers]
+    nn::rms_norm<emb_dim> norm1(1e-6f);                 // Qwen3's eps; Llama 3 uses 1e-5f
+    nn::linear<emb_dim, d_out> W_query(torch::default_generator(), false);
+    nn::swiglu_feed_forward<emb_dim, hidden_dim> ff;    // fc1, fc2, fc3: silu(fc1(x)) * fc2(x), then fc3
+    nn::rms_norm<head_dim> q_norm, k_norm;              // QK-norm: over head_dim, per head
+    nn::rope<context_length, head_dim> rope(1'000'000.0);  // Qwen3's rope_theta
+    // [layers]
+    const auto x = torch::rand<batch, num_tokens, emb_dim>();
+    // [forward]
+    auto h = norm1(x);                                                          // (batch, num_tokens, emb_dim)
+    auto queries = W_query(h).view<batch, num_tokens, num_heads, head_dim>().transpose<1, 2>();
+    auto keys = queries.rename<batch, num_heads, shaped::key<num_tokens>, head_dim>();
+    auto q = rope(q_norm(queries));  // (batch, num_heads, num_tokens, rotated<head_dim>)
+    auto k = rope(k_norm(keys));     // (batch, num_heads, key<num_tokens>, rotated<head_dim>)
+    auto scores = shaped::matmul(q, k.transpose<2, 3>());  // (batch, num_heads, num_tokens, key<num_tokens>)
+    auto y = ff(h) + x;                                    // (batch, num_tokens, emb_dim)
+    // [forward]
+    static_assert(std::is_same_v<decltype(q), shaped::tensor<float, batch, num_heads, num_tokens, shaped::rotated<head_dim>>>);
+    static_assert(std::is_same_v<decltype(scores), shaped::tensor<float, batch, num_heads, num_tokens, shaped::key<num_tokens>>>);
+    static_assert(std::is_same_v<decltype(y), shaped::tensor<float, batch, num_tokens, emb_dim>>);
+    // With equal queries and keys, each diagonal score is the squared length of a rotated, normalised head:
+    // rotations keep lengths, and the norm makes the mean square 1, so the diagonal is head_dim.
+    for (std::size_t t = 0; t < 5; ++t) CHECK(std::abs(scores.at(1, 2, t, t) - 16.f) < 1e-4f);
+    CHECK(nn::parameter_count(ff) == 3 * 64 * 96);
+}

@@ -49,7 +49,7 @@ public:
         return std::get<2>(layers)(std::get<1>(layers)(std::get<0>(layers)(x)));
     }
 
-    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count` follow),
+    /// The parameter list, from which nn::for_each_parameter, io::load_state_dict and parameter_count follow,
     /// under PyTorch's `state_dict()` names: `layers.0.weight`, `layers.0.bias`, `layers.2.weight`, `layers.2.bias` (GELU has none).
     static constexpr auto parameters() {
         return parameter_list(submodule("layers.0", [](auto& self) -> auto& { return std::get<0>(self.layers); }),

@@ -85,8 +85,8 @@ public:
         }
     }
 
-    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count`
-    /// follow), under the book's `state_dict()` names: `fc1.weight`, `fc2.weight`, `fc3.weight`.
+    /// The parameter list, from which nn::for_each_parameter, io::load_state_dict and parameter_count follow,
+    /// under the book's `state_dict()` names: `fc1.weight`, `fc2.weight`, `fc3.weight`.
     static constexpr auto parameters() {
         return parameter_list(submodule("fc1", &gated_feed_forward::fc1), submodule("fc2", &gated_feed_forward::fc2),
                               submodule("fc3", &gated_feed_forward::fc3));

@@ -164,7 +164,7 @@ public:
     /// The number of tokens the caches hold: the position of the next token.
     std::size_t current_pos() const noexcept { return current_pos_; }
 
-    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count` follow),
+    /// The parameter list, from which nn::for_each_parameter, io::load_state_dict and parameter_count follow,
     /// under PyTorch's `state_dict()` names: `tok_emb.weight`, `pos_emb.weight`, each block's
     /// under `trf_blocks.0`, `trf_blocks.1` and on, `final_norm.scale`, `final_norm.shift`, `out_head.weight`.
     static constexpr auto parameters() {
@@ -175,6 +175,7 @@ public:
                               submodule("out_head", &gpt_model::out_head));
     }
 
+private:
     std::size_t current_pos_ = 0;
 
     // The cached pass through the blocks, then `head` on the last block's output (after the checks).

@@ -56,7 +56,7 @@ public:
         }
     }
 
-    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count` follow),
+    /// The parameter list, from which nn::for_each_parameter, io::load_state_dict and parameter_count follow,
     /// under PyTorch's `state_dict()` names: `scale`, `shift`.
     static constexpr auto parameters() {
         return parameter_list(parameter("scale", &layer_norm::scale),

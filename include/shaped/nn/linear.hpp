@@ -129,7 +129,7 @@ public:
     /// After a failed shape check, no further errors (see `diag::failed_shape_check`).
     diag::failed_shape_check operator()(diag::failed_shape_check) const { return {}; }
 
-    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count` follow),
+    /// The parameter list, from which nn::for_each_parameter, io::load_state_dict and parameter_count follow,
     /// under PyTorch's `state_dict()` names: `weight`, then `bias` when the layer has one.
     static constexpr auto parameters() {
         return parameter_list(parameter("weight", &linear::weight),

@@ -156,7 +156,7 @@ public:
     /// Empties the KV cache (the book's `reset_cache()`).
     void reset_cache() noexcept { cache.reset(); }
 
-    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count` follow),
+    /// The parameter list, from which nn::for_each_parameter, io::load_state_dict and parameter_count follow,
     /// under PyTorch's `state_dict()` names: the buffer `mask`, then `W_query`, `W_key`, `W_value` (with their `bias` under `qkv_bias`), `out_proj.weight`, `out_proj.bias`.
     static constexpr auto parameters() {
         return parameter_list(buffer("mask", &multi_head_attention::mask),

@@ -99,7 +99,7 @@ public:
         }
     }
 
-    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count` follow),
+    /// The parameter list, from which nn::for_each_parameter, io::load_state_dict and parameter_count follow,
     /// under PyTorch's `state_dict()` names: the buffer `mask`, then `qkv.weight` (`qkv.bias`
     /// under `qkv_bias`), `proj.weight`, `proj.bias`.
     static constexpr auto parameters() {

@@ -116,7 +116,7 @@ public:
     /// Empties the KV cache (the book's `reset_cache()`).
     void reset_cache() noexcept { cache.reset(); }
 
-    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count` follow),
+    /// The parameter list, from which nn::for_each_parameter, io::load_state_dict and parameter_count follow,
     /// under PyTorch's `state_dict()` names: `qkv.weight` (`qkv.bias` under `qkv_bias`),
     /// `proj.weight`, `proj.bias`.
     static constexpr auto parameters() {

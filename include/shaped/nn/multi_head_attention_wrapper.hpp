@@ -75,8 +75,8 @@ private:
     }
 
 public:
-    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count` follow),
-    /// under PyTorch's `state_dict()` names: `heads.0.`, `heads.1.`, ... each head's (`nn.ModuleList` numbering).
+    /// The parameter list, from which nn::for_each_parameter, io::load_state_dict and parameter_count follow,
+    /// under PyTorch's `state_dict()` names: each head's names after `heads.0`, `heads.1` and on (`nn.ModuleList` numbering).
     static constexpr auto parameters() {
         return parameter_list(submodules("heads", &multi_head_attention_wrapper::heads));
     }

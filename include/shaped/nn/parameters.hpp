@@ -66,13 +66,13 @@ template <class Access>
 constexpr auto buffer(const char* name, Access access) {
     return detail::list_entry<detail::entry_role::tensor, entry_kind::buffer, Access>{name, access};
 }
-/// A submodule under `name` (`"W_query"`): its entries, named `name.` and theirs (`W_query.weight`).
+/// A submodule under `name` (`"W_query"`): its entries, each named `name`, a dot and its own (`W_query.weight`).
 template <class Access>
 constexpr auto submodule(const char* name, Access access) {
     return detail::list_entry<detail::entry_role::module, entry_kind::parameter, Access>{name, access};
 }
 /// A range of submodules under `name` (`"trf_blocks"`, PyTorch's `nn.ModuleList`): the entries of each,
-/// named `name.i.` and theirs (`trf_blocks.0.att.W_query.weight`).
+/// named `name`, a dot, its index, a dot and its own (`trf_blocks.0.att.W_query.weight`).
 template <class Access>
 constexpr auto submodules(const char* name, Access access) {
     return detail::list_entry<detail::entry_role::modules, entry_kind::parameter, Access>{name, access};

@@ -78,8 +78,11 @@ public:
         }
     }
 
-    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count`
-    /// follow), under the book's `state_dict()` names: `scale`, then `shift` when the norm has one.
+    /// After a failed shape check, no further errors (see `diag::failed_shape_check`).
+    diag::failed_shape_check operator()(diag::failed_shape_check) const { return {}; }
+
+    /// The parameter list, from which nn::for_each_parameter, io::load_state_dict and parameter_count follow,
+    /// under the book's `state_dict()` names: `scale`, then `shift` when the norm has one.
     static constexpr auto parameters() {
         return parameter_list(parameter("scale", &rms_norm::scale), parameter("shift", &rms_norm::shift));
     }

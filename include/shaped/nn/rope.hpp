@@ -160,6 +160,9 @@ public:
         }
     }
 
+    /// After a failed shape check, no further errors (see `diag::failed_shape_check`).
+    diag::failed_shape_check operator()(diag::failed_shape_check, std::size_t = 0) const { return {}; }
+
     /// No parameters: the table is recomputed, not loaded (the book registers it with `persistent=False`).
     static constexpr auto parameters() { return parameter_list(); }
 };

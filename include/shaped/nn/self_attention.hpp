@@ -196,7 +196,7 @@ public:
         }
     }
 
-    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count` follow),
+    /// The parameter list, from which nn::for_each_parameter, io::load_state_dict and parameter_count follow,
     /// under PyTorch's `state_dict()` names: `W_query`, `W_key`, `W_value` (`nn.Parameter`s of `(d_in, d_out)`).
     static constexpr auto parameters() {
         return parameter_list(parameter("W_query", &self_attention_v1::W_query),
@@ -245,7 +245,7 @@ public:
         }
     }
 
-    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count` follow),
+    /// The parameter list, from which nn::for_each_parameter, io::load_state_dict and parameter_count follow,
     /// under PyTorch's `state_dict()` names: `W_query`, `W_key`, `W_value`, each a layer's `weight` (and `bias` under `qkv_bias`).
     static constexpr auto parameters() {
         return parameter_list(submodule("W_query", &self_attention_v2::W_query),

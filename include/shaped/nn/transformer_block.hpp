@@ -98,8 +98,8 @@ public:
         }
     }
 
-    /// The parameters, declared once (`nn::for_each_parameter`, `io::load_state_dict`, `parameter_count` follow),
-    /// under PyTorch's `state_dict()` names: `att.`, `ff.`, `norm1.`, `norm2.` (the dropout has none).
+    /// The parameter list, from which nn::for_each_parameter, io::load_state_dict and parameter_count follow,
+    /// under PyTorch's `state_dict()` names: those of `att`, `ff`, `norm1` and `norm2`, each after its name and a dot (the dropout has none).
     static constexpr auto parameters() {
         return parameter_list(submodule("att", &transformer_block::att),
                               submodule("ff", &transformer_block::ff),
