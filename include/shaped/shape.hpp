@@ -14,6 +14,7 @@
 #include <boost/hana/equal.hpp>
 #include <boost/hana/length.hpp>
 #include <boost/hana/remove_if.hpp>
+#include <boost/hana/take_front.hpp>
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/type.hpp>
 #include <boost/hana/unpack.hpp>
@@ -185,6 +186,9 @@ enum class mismatch {
     /// Products of the same factors in another order, `merged<batch, num_heads>` against
     /// `merged<num_heads, batch>`: `repeat` where `repeat_interleave` was meant, or the reverse.
     factors_reordered,
+    /// One is the other times a group: query heads `product<"num_heads", num_kv_heads, group_size>` against
+    /// the keys' `num_kv_heads`, not yet expanded to the queries' heads (`repeat_interleave`).
+    grouped,
     /// Anything else: other axes, other extents.
     different,
 };
@@ -198,10 +202,31 @@ constexpr bool key_of_query() {
         return false;
 }
 
+/// Whether `Q` is `K` times a group: `Q`'s atoms begin with all of `K`'s and go on (`num_heads` declared as
+/// `product<"num_heads", num_kv_heads, group_size>` groups `num_kv_heads`; so does `merged<num_kv_heads,
+/// group_size>`, what `repeat_interleave<group_size, 1>` makes of the keys' heads). The query heads of
+/// grouped-query attention: query head `h` goes with key/value head `h / group_size`.
+template <class Q, class K>
+constexpr bool groups_of() {
+    if constexpr (!has_factors<Q> || std::is_same_v<Q, K>) {
+        return false;
+    } else {
+        constexpr auto fq = normal_form(hana::tuple_t<Q>);
+        constexpr auto fk = normal_form(hana::tuple_t<K>);
+        constexpr std::size_t nq = decltype(hana::length(fq))::value, nk = decltype(hana::length(fk))::value;
+        if constexpr (nq <= nk)
+            return false;
+        else
+            return decltype(hana::take_front(fq, hana::size_c<nk>) == fk)::value;
+    }
+}
+
 template <class A, class B>
 constexpr mismatch mismatch_of() {
     if constexpr (key_of_query<A, B>() || key_of_query<B, A>()) {
         return mismatch::key_and_query;
+    } else if constexpr (groups_of<A, B>() || groups_of<B, A>()) {
+        return mismatch::grouped;
     } else if constexpr (has_factors<A> && has_factors<B>) {
         constexpr auto fa = atoms(hana::type_c<A>);
         constexpr auto fb = atoms(hana::type_c<B>);

@@ -541,6 +541,42 @@ def make_modern(h):
         h.tensor("geglu_74", ff(x), "torch.manual_seed(74); ff = FeedForward(64, 96, 'gelu_tanh'); "
                  "x = rand(2, 3, 64) * 2 - 1; ff(x)")
 
+        # Grouped-query attention: weights drawn in creation order (W_query, W_key, W_value, out_proj), then
+        # the input. 81: 8 query heads on 2 key/value heads, head_dim 16 = d_in / heads. 82: Qwen3's shape
+        # in small, head_dim 24 on a width of 32 (d_out 96), one key/value head (multi-query), QK-norm with drawn
+        # scales, base 1,000,000, interleaved pairs. 83: one long run-time sequence, 200 tokens.
+        torch.manual_seed(81)
+        gqa = ref["GroupedQueryAttention"](64, 8, 2, 16)
+        x = torch.rand(2, 7, 64)
+        cos, sin = ref["compute_rope_params"](16, 10_000, 32)
+        h.tensor("gqa_81", gqa(x, cos, sin), "torch.manual_seed(81); gqa = GroupedQueryAttention(64, 8, 2, 16); "
+                 "x = rand(2, 7, 64); gqa(x, *compute_rope_params(16, 10_000, 32))")
+        torch.manual_seed(82)
+        gqa = ref["GroupedQueryAttention"](32, 4, 1, 24, qk_norm=True)
+        gqa.q_norm.scale.copy_(torch.rand(24) + 0.5)
+        gqa.k_norm.scale.copy_(torch.rand(24) + 0.5)
+        x = torch.rand(3, 5, 32) * 2 - 1
+        cos, sin = ref["compute_rope_params"](24, 1_000_000, 16, interleaved=True)
+        h.tensor("gqa_82_qk_norm", gqa(x, cos, sin, interleaved=True),
+                 "torch.manual_seed(82); gqa = GroupedQueryAttention(32, 4, 1, 24, qk_norm=True); q_norm.scale = "
+                 "rand(24) + 0.5; k_norm.scale = rand(24) + 0.5; x = rand(3, 5, 32) * 2 - 1; gqa(x, "
+                 "*compute_rope_params(24, 1_000_000, 16, interleaved=True), interleaved=True)")
+        torch.manual_seed(83)
+        gqa = ref["GroupedQueryAttention"](32, 6, 3, 8)
+        x = torch.rand(1, 200, 32) * 2 - 1
+        cos, sin = ref["compute_rope_params"](8, 10_000, 256)
+        h.tensor("gqa_83_long", gqa(x, cos, sin), "torch.manual_seed(83); gqa = GroupedQueryAttention(32, 6, 3, 8); "
+                 "x = rand(1, 200, 32) * 2 - 1; gqa(x, *compute_rope_params(8, 10_000, 256))")
+        # The KV-cache form: the same module fed 200 tokens as chunks of 1, 7, 64 and 128 (prefill in chunks,
+        # then steps), against the whole sequence at once.
+        cache = {}
+        outs, pos = [], 0
+        for n in (1, 7, 64, 128):
+            outs.append(gqa(x[:, pos:pos + n], cos, sin, pos, cache))
+            pos += n
+        h.tensor("gqa_83_cached", torch.cat(outs, dim=1), "the same gqa and x in chunks of 1, 7, 64 and 128 "
+                 "tokens through the KV-cache form, outputs concatenated")
+
 
 PARTS = ["programs", "ops", "random", "modules", "chapter4", "weights", "modern"]
 

@@ -176,7 +176,7 @@ TEST_CASE("kv_cache::append refuses values whose batch or token count is not the
     const auto shorter = torch::rand<batch, tokens, heads, head_dim>(1, 2);
     const auto longer = torch::rand<batch, tokens, heads, head_dim>(1, 4);
     const auto wider = torch::rand<batch, tokens, heads, head_dim>(2, 3);
-    const std::string expected = "shaped::nn::kv_cache::append(keys, values): expected values of the keys' shape " +
+    const std::string expected = "shaped::nn::kv_cache::append(keys, values): expected values of the keys' batch and tokens " +
                                  keys.shape.text() + ", got ";
     CHECK(thrown([&] { (void)cache.append(keys, shorter); }) == expected + shorter.shape.text());
     CHECK(thrown([&] { (void)cache.append(keys, longer); }) == expected + longer.shape.text());

@@ -172,7 +172,7 @@ TEST_CASE("rope equals the book's compute_rope_params and apply_rope: tables, of
     CHECK(shaped::max_abs_diff(rope(qd, 7).rename<batch, heads, tokens, shaped::rotated<head_dim>>(), rope(q, 7)) == 0.0);
     CHECK(test::thrown<shaped::shape_error>([&] { (void)rope(qd, 60); }) ==
           "shaped::nn::rope(x, offset): expected positions within the table's (context_length=64), got positions 60 "
-          "to 65 (offset 60, num_tokens=5)");
+          "to 64 (offset 60, num_tokens=5)");
     CHECK(test::thrown<shaped::shape_error>([&] { (void)rope(q, std::size_t(-1)); }).find("offset 18446744073709551615") !=
           std::string::npos);
     CHECK_NOTHROW((void)rope(qd, 59));  // positions 59 to 63: the last five

@@ -47,10 +47,14 @@ struct matrix_ref {
     std::array<std::size_t, NB> batch_stride{};
     std::size_t row_stride = 0;
 
-    T* at(const std::array<std::size_t, NB>& extent, std::size_t j) const noexcept {
+    /// Batch matrix `j` of the queries' batch `extent`; with `group > 1` (grouped-query attention: keys and
+    /// values) the last batch axis is the queries' heads, and `group` consecutive ones share this operand's
+    /// head `h / group`.
+    T* at(const std::array<std::size_t, NB>& extent, std::size_t j, std::size_t group = 1) const noexcept {
         std::size_t offset = 0;
         for (std::size_t a = NB; a-- > 0;) {
-            offset += (j % extent[a]) * batch_stride[a];
+            const std::size_t i = j % extent[a];
+            offset += (a + 1 == NB ? i / group : i) * batch_stride[a];
             j /= extent[a];
         }
         return data + offset;
@@ -61,7 +65,8 @@ template <std::size_t NB>
 struct problem {
     matrix_ref<NB> q, k, v;
     matrix_ref<NB, float> out;
-    std::array<std::size_t, NB> batch{};  // extents of the batch axes
+    std::array<std::size_t, NB> batch{};  // extents of the batch axes (the queries')
+    std::size_t group = 1;  // query heads per key/value head (grouped-query attention): the last batch axis
     std::size_t lq = 0, lk = 0, d = 0, dv = 0;
     float scale = 1;
     bool causal = false;
@@ -514,8 +519,8 @@ void query_tile(const problem<NB>& pb, scratch& w, std::size_t j, std::size_t i0
     constexpr std::size_t bq = block_q;
     const std::size_t rows = std::min(bq, pb.lq - i0), d = pb.d, dv = pb.dv, dp = w.dp;
     const float* q = pb.q.at(pb.batch, j) + i0 * pb.q.row_stride;
-    const float* k = pb.k.at(pb.batch, j);
-    const float* v = pb.v.at(pb.batch, j);
+    const float* k = pb.k.at(pb.batch, j, pb.group);
+    const float* v = pb.v.at(pb.batch, j, pb.group);
     float* out = pb.out.at(pb.batch, j) + i0 * pb.out.row_stride;
     // The queries, scaled once (PyTorch's math path scales the scores: the same to rounding), transposed
     // into (d × block_q), the columns past `rows` zero. AVX-512 transposes whole 16 × 16 blocks in registers,

@@ -6,8 +6,10 @@
 /// new token is compared with every earlier one without recomputing them (the book's `cache_k`, `cache_v`).
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -27,84 +29,118 @@ inline constexpr use_cache_t use_cache{};
 
 /// The cached keys and values of one attention module, room for `ContextLength` tokens per sequence.
 ///
-/// Shapes: `append` takes the new tokens' keys and values, `(batch, num_tokens, NumHeads, HeadDim)`, and gives
+/// Shapes: `append` takes the new tokens' keys and values, `(batch, num_tokens, NumHeads, HeadDim)` as the
+/// projections give them or `(batch, NumHeads, num_tokens, HeadDim)` with the heads split off first, and gives
 /// back every cached key and value, `(batch, NumHeads, cached<num_tokens>, HeadDim)`: the earlier tokens and
-/// the new ones, a run-time extent of its own (`size()` after the call). Element type: float.
-/// Errors: thrown, `shape_error` when the values' run-time extents (batch, num_tokens) are not the keys'
-/// (checked before anything is copied), when the cache would hold more than `ContextLength` tokens (naming it: the
-/// cache does not roll over; `reset()` and start again, or crop the prompt), and when a call's batch differs
-/// from the batch the cache was started with. Memory is taken on the first call after a `reset()` whose batch
-/// needs more, and kept.
+/// the new ones, a run-time extent of its own (`size()` after the call). The keys' last axis is `KeyDim`,
+/// `HeadDim` unless the keys are stored rotated (RoPE: `rotated<HeadDim>`). A grouped-query module's cache
+/// holds its `num_kv_heads`, not its query heads. Element type: float.
+/// Errors: compile time, keys or values of other axes. Thrown, `shape_error`, when the values' run-time
+/// extents (batch, num_tokens) are not the keys' (checked before anything is copied), when the cache would
+/// hold more than `ContextLength` tokens (naming it: the cache does not roll over; `reset()` and start again,
+/// or crop the prompt), and when a call's batch differs from the batch the cache was started with. Memory is
+/// taken on the first call after a `reset()` whose batch needs more, and kept.
 /// Source: `self.cache_k = torch.cat([self.cache_k, keys_new], dim=1)` in the book's KV-cache
 /// `MultiHeadAttention` (ch04/03_kv-cache, `gpt_with_kv_cache.py`), stored per head so that appending
-/// copies only the new tokens.
+/// copies only the new tokens; the grouped caches of ch05/11_qwen3 and ch05/07_gpt_to_llama.
 /// Example: `auto [k, v] = cache.append(keys_new, values_new);   // (b, num_heads, cached<num_tokens>, head_dim)`
-template <Axis NumHeads, Axis HeadDim, Axis ContextLength>
+template <Axis NumHeads, Axis HeadDim, Axis ContextLength, Axis KeyDim = HeadDim>
 class kv_cache {
-    static constexpr std::size_t H = NumHeads::extent, D = HeadDim::extent, C = ContextLength::extent;
+    static_assert(StaticAxis<NumHeads> && StaticAxis<HeadDim> && StaticAxis<ContextLength> && StaticAxis<KeyDim>,
+                  "shaped::nn::kv_cache: heads, head_dim and context_length are static axes");
+    static constexpr std::size_t H = NumHeads::extent, D = HeadDim::extent, DK = KeyDim::extent,
+                                 C = ContextLength::extent;
 
 public:
+    /// Bytes one token takes in the cache, keys and values of every head, per sequence:
+    /// `NumHeads * (KeyDim + HeadDim) * sizeof(float)` (the book's estimate, `2 * n_kv_heads * head_dim * bytes`).
+    static constexpr std::size_t bytes_per_token = H * (DK + D) * sizeof(float);
     /// The number of tokens held (the position the next token takes).
     std::size_t size() const noexcept { return size_; }
     /// The batch the cache was started with (0 when empty).
     std::size_t batch() const noexcept { return size_ ? batch_ : 0; }
+    /// Bytes the cache holds allocated: `batch * ContextLength * bytes_per_token` after its first append.
+    std::size_t capacity_bytes() const noexcept { return (k_.capacity() + v_.capacity()) * sizeof(float); }
     /// Forgets every token; the memory stays for the next sequence.
     void reset() noexcept { size_ = 0; }
 
-    /// Stores the new tokens' keys and values after the cached ones and gives back every cached key and
-    /// value, `(batch, NumHeads, cached<num_tokens>, HeadDim)`. Throws `shape_error` as the class says.
-    template <class B, class T, class L>
-    auto append(const basic_tensor<float, L, B, T, NumHeads, HeadDim>& keys,
-                const basic_tensor<float, L, B, T, NumHeads, HeadDim>& values) {
+    /// Stores the new tokens' keys and values, `(batch, num_tokens, NumHeads, ...)`, after the cached ones
+    /// and gives back every cached key and value, `(batch, NumHeads, cached<num_tokens>, ...)`. Throws
+    /// `shape_error` as the class says.
+    template <class B, class T, class LK, class LV>
+    auto append(const basic_tensor<float, LK, B, T, NumHeads, KeyDim>& keys,
+                const basic_tensor<float, LV, B, T, NumHeads, HeadDim>& values) {
+        const auto& kc = keys.storage();  // row-major: in place when contiguous, else a copy
+        const auto& vc = values.storage();
+        const std::size_t n = keys.shape.extent(1);
+        return store<B, T>(kc.data(), vc.data(), keys.shape.extent(0), n, values.shape.extent(0),
+                           values.shape.extent(1), {n * H, H, 1}, keys.shape.text(), values.shape.text());
+    }
+    /// The same for keys and values with their heads split off, `(batch, NumHeads, num_tokens, ...)`, as RoPE
+    /// gives them.
+    template <class B, class T, class LK, class LV>
+    auto append(const basic_tensor<float, LK, B, NumHeads, T, KeyDim>& keys,
+                const basic_tensor<float, LV, B, NumHeads, T, HeadDim>& values) {
+        const auto& kc = keys.storage();  // row-major: in place when contiguous, else a copy
+        const auto& vc = values.storage();
+        const std::size_t n = keys.shape.extent(2);
+        return store<B, T>(kc.data(), vc.data(), keys.shape.extent(0), n, values.shape.extent(0),
+                           values.shape.extent(2), {H * n, 1, n}, keys.shape.text(), values.shape.text());
+    }
+
+private:
+    // Copies n new tokens, rows of (sequence i, token t, head h) at (i * s[0] + t * s[1] + h * s[2]) rows of
+    // the keys' and values' own widths, then gives back everything cached.
+    template <class B, class T>
+    auto store(const float* kn, const float* vn, std::size_t b, std::size_t n, std::size_t vb, std::size_t vn_tokens,
+               std::array<std::size_t, 3> s, const std::string& k_shape, const std::string& v_shape) {
         static_assert(B::dynamic_atoms <= 1 && T::dynamic_atoms <= 1,
                       "shaped::nn::kv_cache: batch and num_tokens are atomic axes, static or run-time");
-        const std::size_t b = keys.shape.extent(0), n = keys.shape.extent(1);
         // One batch and one token count for both: the copy below reads the values with the keys' extents.
-        if (values.shape.extent(0) != b || values.shape.extent(1) != n)
-            throw shape_error("nn::kv_cache::append(keys, values)", "values of the keys' shape " + keys.shape.text(),
-                              values.shape.text());
+        if (vb != b || vn_tokens != n)
+            throw shape_error("nn::kv_cache::append(keys, values)", "values of the keys' batch and tokens " + k_shape,
+                              v_shape);
         if (size_ > 0 && b != batch_)
             throw shape_error("nn::kv_cache::append(keys, values)",
                               "batch=" + std::to_string(batch_) + " (the batch the cache holds; reset() it for another)",
                               "batch=" + std::to_string(b));
-        if (size_ + n > C)
+        if (n > C || size_ > C - n)
             throw shape_error("nn::kv_cache::append(keys, values)",
-                              "at most " + std::to_string(C) + " tokens (context_length) in the cache",
+                              "at most " + std::to_string(C) + " tokens (" + axis_name<ContextLength>() + ") in the cache",
                               std::to_string(size_) + " cached + " + std::to_string(n) + " new");
         if (size_ == 0) {
             batch_ = b;
-            if (k_.size() < b * H * C * D) {
-                k_.resize(b * H * C * D);
+            if (k_.size() < b * H * C * DK) {
+                k_.resize(b * H * C * DK);
                 v_.resize(b * H * C * D);
             }
         }
-        const auto& kn = keys.storage();  // (b, n, H, D) row-major
-        const auto& vn = values.storage();
         for (std::size_t i = 0; i < b; ++i)
             for (std::size_t t = 0; t < n; ++t)
                 for (std::size_t h = 0; h < H; ++h) {
-                    const std::size_t from = ((i * n + t) * H + h) * D, to = ((i * H + h) * C + size_ + t) * D;
-                    std::copy_n(kn.data() + from, D, k_.data() + to);
-                    std::copy_n(vn.data() + from, D, v_.data() + to);
+                    const std::size_t row = i * s[0] + t * s[1] + h * s[2], to = (i * H + h) * C + size_ + t;
+                    std::copy_n(kn + row * DK, DK, k_.data() + to * DK);
+                    std::copy_n(vn + row * D, D, v_.data() + to * D);
                 }
         size_ += n;
-        using result_t = tensor<float, B, NumHeads, cached<T>, HeadDim>;
-        const auto e = [&] {
+        using keys_t = tensor<float, B, NumHeads, cached<T>, KeyDim>;
+        using values_t = tensor<float, B, NumHeads, cached<T>, HeadDim>;
+        auto extents_of = [&]<class R>(std::type_identity<R>) {
             if constexpr (DynamicAxis<B>)
-                return result_t::extents_type::checked("nn::kv_cache::append", b, size_);
+                return R::extents_type::checked("nn::kv_cache::append", b, size_);
             else
-                return result_t::extents_type::checked("nn::kv_cache::append", size_);
-        }();
-        result_t k(e, uninitialized), v(e, uninitialized);
+                return R::extents_type::checked("nn::kv_cache::append", size_);
+        };
+        keys_t k(extents_of(std::type_identity<keys_t>{}), uninitialized);
+        values_t v(extents_of(std::type_identity<values_t>{}), uninitialized);
         for (std::size_t i = 0; i < b * H; ++i) {  // each (sequence, head): its first size_ rows
-            std::copy_n(k_.data() + i * C * D, size_ * D, k.data() + i * size_ * D);
+            std::copy_n(k_.data() + i * C * DK, size_ * DK, k.data() + i * size_ * DK);
             std::copy_n(v_.data() + i * C * D, size_ * D, v.data() + i * size_ * D);
         }
         return std::pair{std::move(k), std::move(v)};
     }
 
-private:
-    std::vector<float> k_, v_;  // (batch, NumHeads, ContextLength, HeadDim), the first size_ tokens set
+    std::vector<float> k_, v_;  // (batch, NumHeads, ContextLength, KeyDim or HeadDim), the first size_ tokens set
     std::size_t batch_ = 0, size_ = 0;
 };
 

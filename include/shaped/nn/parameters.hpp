@@ -67,6 +67,7 @@ constexpr auto buffer(const char* name, Access access) {
     return detail::list_entry<detail::entry_role::tensor, entry_kind::buffer, Access>{name, access};
 }
 /// A submodule under `name` (`"W_query"`): its entries, each named `name`, a dot and its own (`W_query.weight`).
+/// A `std::optional` submodule (Qwen3's `q_norm`, present under `qk_norm`) has entries only while engaged.
 template <class Access>
 constexpr auto submodule(const char* name, Access access) {
     return detail::list_entry<detail::entry_role::module, entry_kind::parameter, Access>{name, access};
@@ -104,7 +105,11 @@ void for_each_parameter(M& m, const std::string& prefix, F&& f) {
         using entry_t = std::remove_cvref_t<decltype(entry)>;
         auto& member = std::invoke(entry.access, m);
         if constexpr (entry_t::role == detail::entry_role::module) {
-            for_each_parameter(member, prefix + entry.name + ".", f);
+            if constexpr (detail::is_optional<std::remove_cvref_t<decltype(member)>>::value) {
+                if (member) for_each_parameter(*member, prefix + entry.name + ".", f);
+            } else {
+                for_each_parameter(member, prefix + entry.name + ".", f);
+            }
         } else if constexpr (entry_t::role == detail::entry_role::modules) {
             std::size_t i = 0;
             for (auto& sub : member) for_each_parameter(sub, prefix + entry.name + "." + std::to_string(i++) + ".", f);

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -126,7 +127,8 @@ public:
                     throw shape_error("nn::rope(x, offset)",
                                       "positions within the table's (" + axis_name<ContextLength>() + "=" +
                                           std::to_string(ContextLength::extent) + ")",
-                                      "positions " + std::to_string(offset) + " to " + std::to_string(offset + t) +
+                                      "positions " + std::to_string(offset) + " to " +
+                                          std::to_string(offset > SIZE_MAX - t ? SIZE_MAX : offset + t - 1) +
                                           " (offset " + std::to_string(offset) + ", " + axis_name<tokens>() + "=" +
                                           std::to_string(t) + ")");
                 auto y = x.contiguous();

@@ -232,11 +232,33 @@ auto matmul(const basic_tensor<Value, LayoutA, A...>& a, const basic_tensor<Valu
             constexpr int mismatch = detail::has_one(a_batch{}) || detail::has_one(b_batch{})
                                          ? 0
                                          : detail::batch_mismatch(b_batch{}, detail::batch_checker<a_batch>{});
-            static_assert(
-                diag::expect <
-                    mismatch<0, detail::described<diag::lhs_axes, A...>, detail::described<diag::rhs_axes, B...>>,
-                "shaped::matmul(a, b): the batch axes (all but the last two), aligned from the right, "
-                "must be the same axes; transpose one side so that they line up");
+            // The hint follows what disagrees: heads of the same factors in another order (keys tiled with
+            // `repeat` for query heads grouped by key/value head), keys with fewer heads than the grouped
+            // queries (not expanded), or anything else.
+            constexpr detail::mismatch why = [] {
+                if constexpr (mismatch < 0)
+                    return detail::mismatch::different;
+                else
+                    return detail::broadcast_mismatch(a_batch{}, b_batch{});
+            }();
+            constexpr bool reordered = mismatch >= 0 && why == detail::mismatch::factors_reordered;
+            constexpr bool grouped = mismatch >= 0 && why == detail::mismatch::grouped;
+            using axes = detail::described<diag::lhs_axes, A...>;
+            using axes_b = detail::described<diag::rhs_axes, B...>;
+            static_assert(diag::expect<!reordered, axes, axes_b>,
+                          "shaped::matmul(a, b): the batch axes (all but the last two) must be the same axes; one "
+                          "side's heads are the other's factors in another order: keys expanded with repeat (tiled, "
+                          "merged<group_size, num_kv_heads>) where the query heads are grouped by key/value head "
+                          "(num_heads = product<num_kv_heads, group_size>): expand them with "
+                          "repeat_interleave<group_size, 1>, as the book's keys.repeat_interleave(group_size, dim=1)");
+            static_assert(diag::expect<!grouped, axes, axes_b>,
+                          "shaped::matmul(a, b): the batch axes (all but the last two) must be the same axes; one "
+                          "side has the key/value heads, the other the query heads grouped over them: expand the keys "
+                          "and values first, repeat_interleave<group_size, 1>(keys), or pass the grouped keys to "
+                          "scaled_dot_product_attention, which reads each key/value head for its whole group");
+            static_assert(diag::expect<(mismatch < 0 || reordered || grouped), axes, axes_b>,
+                          "shaped::matmul(a, b): the batch axes (all but the last two), aligned from the right, "
+                          "must be the same axes; transpose one side so that they line up");
             if constexpr (mismatch < 0 && std::is_same_v<Value, ValueB>) {
                 using row = detail::axis_at_t<na - 2, A...>;
                 using col = detail::axis_at_t<nb - 1, B...>;

@@ -91,13 +91,30 @@ struct sdpa_rules<Causal, Value, axis_pack<Q...>, axis_pack<K...>, axis_pack<V..
         if constexpr (rank_ok) return same_axis_v<axis_at_t<n - 2, K...>, axis_at_t<n - 2, V...>>;
         else return false;
     }();
+    // Grouped-query attention: the queries' last batch axis (their heads) groups k's and v's (PyTorch 2.5's
+    // enable_gqa=True), e.g. num_heads = product<"num_heads", num_kv_heads, group_size> against num_kv_heads.
+    static constexpr bool grouped = [] {
+        if constexpr (rank_ok && n >= 3)
+            return groups_of<axis_at_t<n - 3, Q...>, axis_at_t<n - 3, K...>>();
+        else return false;
+    }();
     static constexpr bool batch_ok = [] {
         if constexpr (rank_ok)
             return []<std::size_t... I>(std::index_sequence<I...>) {
-                return ((same_axis_v<axis_at_t<I, Q...>, axis_at_t<I, K...>> &&
+                return (((same_axis_v<axis_at_t<I, Q...>, axis_at_t<I, K...>> || (grouped && I + 3 == n)) &&
                          same_axis_v<axis_at_t<I, K...>, axis_at_t<I, V...>>) && ...);
             }(std::make_index_sequence<n - 2>{});
         else return false;
+    }();
+    // The hint for heads that do not line up: the same factors in another order (keys tiled with `repeat`).
+    static constexpr bool heads_reordered = [] {
+        if constexpr (rank_ok && n >= 3 && !batch_ok)
+            return mismatch_of<axis_at_t<n - 3, Q...>, axis_at_t<n - 3, K...>>() == mismatch::factors_reordered;
+        else return false;
+    }();
+    static constexpr bool group_static = [] {
+        if constexpr (grouped) return StaticAxis<axis_at_t<n - 3, Q...>> && StaticAxis<axis_at_t<n - 3, K...>>;
+        else return true;
     }();
     static constexpr bool causal_ok = [] {
         if constexpr (rank_ok && Causal) return keys_of_queries<axis_at_t<n - 2, K...>, axis_at_t<n - 2, Q...>>;
@@ -125,18 +142,29 @@ auto sdpa(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, 
                                    described<diag::value_axes, V...>>,
                       "shaped::scaled_dot_product_attention(q, k, v): k and v must run along the same key axis (their "
                       "second-to-last): one value per key");
-        static_assert(diag::expect<!rules::head_ok || !rules::keys_ok || rules::batch_ok,
+        static_assert(diag::expect<!rules::head_ok || !rules::keys_ok || rules::batch_ok || !rules::heads_reordered,
+                                   described<diag::query_axes, Q...>, described<diag::key_axes, K...>,
+                                   described<diag::value_axes, V...>>,
+                      "shaped::scaled_dot_product_attention(q, k, v): q's heads and k's are the same factors in "
+                      "another order: keys expanded with repeat (tiled) where the query heads are grouped by "
+                      "key/value head; pass the keys and values unexpanded (num_kv_heads), or expand them with "
+                      "repeat_interleave<group_size, 1>");
+        static_assert(diag::expect<!rules::head_ok || !rules::keys_ok || rules::batch_ok || rules::heads_reordered,
                                    described<diag::query_axes, Q...>, described<diag::key_axes, K...>,
                                    described<diag::value_axes, V...>>,
                       "shaped::scaled_dot_product_attention(q, k, v): q, k and v must have the same batch axes (all "
-                      "but the last two), in the same order; transpose one of them so that they line up");
+                      "but the last two), in the same order, except that q's heads may group k's and v's "
+                      "(num_heads = product<\"num_heads\", num_kv_heads, group_size>, key/value heads outermost); "
+                      "transpose one of them so that they line up");
+        static_assert(rules::group_static,
+                      "shaped::scaled_dot_product_attention(q, k, v): grouped heads must be static axes");
         static_assert(diag::expect<!(rules::head_ok && rules::keys_ok && rules::batch_ok) || rules::causal_ok,
                                    described<diag::query_axes, axis_at_t<n - 2, Q...>>,
                                    described<diag::key_axes, axis_at_t<n - 2, K...>>>,
                       "shaped::scaled_dot_product_attention(q, k, v, is_causal): a causal mask orders the keys by the "
                       "queries' positions, so the keys must lie along key<num_tokens> (or cached<num_tokens>) of the "
                       "queries' num_tokens");
-        if constexpr (rules::head_ok && rules::keys_ok && rules::batch_ok && rules::causal_ok) {
+        if constexpr (rules::head_ok && rules::keys_ok && rules::batch_ok && rules::causal_ok && rules::group_static) {
             constexpr std::size_t nb = n - 2;
             using tk = axis_at_t<n - 2, K...>;
             using result_t = typename sdpa_result<Value, decltype(sublist<0, Q...>(std::make_index_sequence<n - 1>{})),
@@ -145,11 +173,13 @@ auto sdpa(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, 
             // Keys along the queries' own token axis (self-attention without a mask) are that axis: one
             // extent, as `a + b` requires of it; key<num_tokens> or cached<num_tokens> may differ.
             constexpr bool same_tokens = !Causal && std::is_same_v<tk, axis_at_t<n - 2, Q...>>;
+            // Grouped heads are static (checked above); every other batch axis has one extent on q and k.
+            constexpr std::size_t shared_batch = rules::grouped ? nb - 1 : nb;
             constexpr auto qk_pairs = [] {
-                axis_pairs<nb + 1 + (same_tokens ? 1 : 0)> p{};
-                for (std::size_t i = 0; i < nb; ++i) p[i] = {i, i};
-                p[nb] = {n - 1, n - 1};
-                if constexpr (same_tokens) p[nb + 1] = {n - 2, n - 2};
+                axis_pairs<shared_batch + 1 + (same_tokens ? 1 : 0)> p{};
+                for (std::size_t i = 0; i < shared_batch; ++i) p[i] = {i, i};
+                p[shared_batch] = {n - 1, n - 1};
+                if constexpr (same_tokens) p[shared_batch + 1] = {n - 2, n - 2};
                 return p;
             }();
             constexpr auto kv_pairs = [] {
@@ -173,6 +203,7 @@ auto sdpa(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, 
             pb.d = q.shape.extent(n - 1);
             pb.dv = v.shape.extent(n - 1);
             for (std::size_t a = 0; a < nb; ++a) pb.batch[a] = q.shape.extent(a);
+            if constexpr (rules::grouped) pb.group = axis_at_t<nb - 1, Q...>::extent / axis_at_t<nb - 1, K...>::extent;
             pb.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(pb.d)));
             if constexpr (Causal) {
                 pb.causal = true;
@@ -254,11 +285,15 @@ tensor<float, B, T, H, D> sdpa_combined_causal(const basic_tensor<float, L, P, B
 /// `key<num_tokens>`). With `is_causal`, `K` must be the queries' `num_tokens`, `key<num_tokens>` or
 /// `cached<num_tokens>`; query `i` then sees the keys up to its own position, the last `num_tokens` keys
 /// being the queries' own tokens (PyTorch's mask for equal lengths; the KV cache's offset mask for cached
-/// keys). Any layout: transposed operands whose last axis is adjacent in memory are read in place. Element
-/// type: float.
+/// keys). Grouped-query attention: q's last batch axis (its heads) may group k's and v's, `num_heads`
+/// declared as `product<"num_heads", num_kv_heads, group_size>` against k and v on `num_kv_heads` (PyTorch
+/// 2.5's `enable_gqa=True`; one key/value head is multi-query attention): query head `h` meets key/value head
+/// `h / group_size`, read in place, never expanded. Any layout: transposed operands whose last axis is
+/// adjacent in memory are read in place. Element type: float.
 /// Errors: compile time, in this order: another element type; ranks that differ or are below 2; q's and k's
 /// last axes differ (k passed transposed, as `matmul` wants it); k's and v's key axes differ; batch axes
-/// that differ; with `is_causal`, keys along an axis that is not the queries' tokens. Thrown: `shape_error`
+/// that differ (and do not group: keys tiled with `repeat` for grouped queries have their own message);
+/// grouped heads that are run-time axes; with `is_causal`, keys along an axis that is not the queries' tokens. Thrown: `shape_error`
 /// where run-time extents of one axis differ between q, k and v (keys along the queries' own `num_tokens`
 /// included: that is one axis, so one extent; cross-attention puts them on `key<num_tokens>`), or, with
 /// `is_causal`, for fewer keys than queries (more along `key<num_tokens>`); `std::invalid_argument` for
@@ -278,7 +313,7 @@ tensor<float, B, T, H, D> sdpa_combined_causal(const basic_tensor<float, L, P, B
 /// below its row's maximum) counts as 0.
 /// Source: PyTorch 2's `torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)`; the
 /// kernel follows FlashAttention (Dao et al., 2022); the book's bonus notebook
-/// ch03/02_bonus_efficient-multihead-attention (`MHAPyTorchScaledDotProduct`).
+/// ch03/02_bonus_efficient-multihead-attention (`MHAPyTorchScaledDotProduct`), ch04/04_gqa for the grouped form.
 /// Example: `auto context_vec = shaped::scaled_dot_product_attention(queries, keys, values, shaped::is_causal);`
 template <class Value, class LQ, class LK, class LV, Axis... Q, Axis... K, Axis... V>
 auto scaled_dot_product_attention(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, K...>& k,

@@ -87,3 +87,55 @@ def apply_rope(x, cos, sin, offset=0, interleaved=False):
     cos = cos[offset:offset + seq_len, :].unsqueeze(0).unsqueeze(0)
     sin = sin[offset:offset + seq_len, :].unsqueeze(0).unsqueeze(0)
     return (x * cos) + (rotated * sin)
+
+
+class GroupedQueryAttention(nn.Module):
+    """Grouped-query attention as the book's Qwen3 writes it (pkg/llms_from_scratch/qwen3.py; ch04/04_gqa
+    without head_dim and qk_norm): num_kv_heads key/value heads, each read by group_size = num_heads //
+    num_kv_heads query heads (keys and values expanded with repeat_interleave), head_dim of its own, optional
+    QK-norm, RoPE, the causal mask. With start_pos and cache (a dict), the KV-cache form of the book's
+    qwen3 KV-cache code: new tokens rotated at start_pos, their keys and values appended."""
+
+    def __init__(self, d_in, num_heads, num_kv_heads, head_dim, qk_norm=False):
+        super().__init__()
+        assert num_heads % num_kv_heads == 0
+        self.num_heads, self.num_kv_heads = num_heads, num_kv_heads
+        self.group_size = num_heads // num_kv_heads
+        self.head_dim = head_dim
+        self.d_out = num_heads * head_dim
+        self.W_query = nn.Linear(d_in, self.d_out, bias=False)
+        self.W_key = nn.Linear(d_in, num_kv_heads * head_dim, bias=False)
+        self.W_value = nn.Linear(d_in, num_kv_heads * head_dim, bias=False)
+        self.out_proj = nn.Linear(self.d_out, d_in, bias=False)
+        if qk_norm:
+            self.q_norm = RMSNorm(head_dim, eps=1e-6)
+            self.k_norm = RMSNorm(head_dim, eps=1e-6)
+        else:
+            self.q_norm = self.k_norm = None
+
+    def forward(self, x, cos, sin, start_pos=0, cache=None, interleaved=False):
+        b, num_tokens, _ = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_kv_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_kv_heads, self.head_dim).transpose(1, 2)
+        if self.q_norm is not None:
+            queries = self.q_norm(queries)
+        if self.k_norm is not None:
+            keys = self.k_norm(keys)
+        queries = apply_rope(queries, cos, sin, start_pos, interleaved)
+        keys = apply_rope(keys, cos, sin, start_pos, interleaved)
+        if cache is not None:
+            if "k" in cache:
+                keys = torch.cat([cache["k"], keys], dim=2)
+                values = torch.cat([cache["v"], values], dim=2)
+            cache["k"], cache["v"] = keys, values
+        num_keys = keys.shape[2]
+        keys = keys.repeat_interleave(self.group_size, dim=1)
+        values = values.repeat_interleave(self.group_size, dim=1)
+        attn_scores = queries @ keys.transpose(2, 3)
+        # Query i (position start_pos + i) sees keys 0 .. start_pos + i.
+        mask = torch.triu(torch.ones(num_tokens, num_keys, dtype=torch.bool), diagonal=num_keys - num_tokens + 1)
+        attn_scores = attn_scores.masked_fill(mask, -torch.inf)
+        attn_weights = torch.softmax(attn_scores / self.head_dim ** 0.5, dim=-1)
+        context = (attn_weights @ values).transpose(1, 2).reshape(b, num_tokens, self.d_out)
+        return self.out_proj(context)

@@ -1,0 +1,56 @@
+// Grouped-query attention's savings, as the book's ch04/04_gqa counts them: the parameters of one attention
+// layer at Llama's width (4096, 32 query heads of 128) with 32 key/value heads (multi-head attention) and
+// with 8 (grouped, in groups of 4), and the KV cache each keeps per token. It prints what
+// tests/golden/book/gqa_memory.py prints with PyTorch and the book's memory estimator.
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include <shaped/nn/grouped_query_attention.hpp>
+#include <shaped/shaped.hpp>
+
+namespace nn = shaped::nn;
+
+// [axes]
+struct emb_dim : shaped::axis<"emb_dim", 4096> {};
+struct context_length : shaped::axis<"context_length", 32768> {};
+struct head_dim : shaped::axis<"head_dim", 128> {};
+struct num_kv_heads : shaped::axis<"num_kv_heads", 8> {};
+struct group_size : shaped::axis<"group_size", 4> {};
+struct num_heads : shaped::product<"num_heads", num_kv_heads, group_size> {};  // 32 = 8 groups of 4
+// [axes]
+
+// 1234567 as "1,234,567".
+std::string with_commas(std::size_t n) {
+    std::string s = std::to_string(n);
+    for (std::size_t i = s.size(); i > 3; i -= 3) s.insert(i - 3, ",");
+    return s;
+}
+std::string gigabytes(double bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f GB", bytes / 1e9);
+    return buf;
+}
+
+int main() {
+    // [modules]
+    // Multi-head attention is the case of as many key/value heads as query heads.
+    using mha_t = nn::grouped_query_attention<emb_dim, num_heads, num_heads, head_dim, context_length>;
+    using gqa_t = nn::grouped_query_attention<emb_dim, num_heads, num_kv_heads, head_dim, context_length>;
+    const mha_t mha(nn::skip_init);  // allocated, not drawn: only counted here
+    const gqa_t gqa(nn::skip_init);
+    // [modules]
+    std::cout << "width 4096, 32 query heads of 128; grouped: 8 key/value heads, groups of " << gqa_t::group_size << "\n";
+    std::cout << "parameters, MHA: " << with_commas(nn::parameter_count(mha)) << "\n";
+    std::cout << "parameters, GQA: " << with_commas(nn::parameter_count(gqa)) << "\n";
+
+    // The cache of one layer holds keys and values of its key/value heads for every token.
+    const std::size_t mha_token = decltype(mha.cache)::bytes_per_token, gqa_token = decltype(gqa.cache)::bytes_per_token;
+    std::cout << "KV cache per token and layer (float32): MHA " << with_commas(mha_token) << " bytes, GQA "
+              << with_commas(gqa_token) << " bytes\n";
+    // The book's estimate: 32 layers, 32,768 tokens, batch 1, in bf16 (2 bytes an element, half of float32).
+    const double layers = 32, tokens = context_length::extent;
+    std::cout << "KV cache, 32 layers, 32768 tokens, batch 1, bf16: MHA " << gigabytes(mha_token / 2 * tokens * layers)
+              << ", GQA " << gigabytes(gqa_token / 2 * tokens * layers) << "\n";
+    std::cout << "ratio (MHA / GQA): " << mha_token / gqa_token << "\n";
+}

@@ -1,0 +1,35 @@
+"""What examples/gqa_memory.cpp prints, from PyTorch and the book's estimator (ch04/04_gqa,
+memory_estimator_gqa.py): one attention layer's parameters at width 4096, 32 query heads of 128, with 32 and
+with 8 key/value heads (tests/golden/modern/reference.py's GroupedQueryAttention, no biases), and the KV
+cache's bytes."""
+import math
+import pathlib
+import runpy
+
+HERE = pathlib.Path(__file__).resolve().parent
+ref = runpy.run_path(str(HERE.parent / "modern" / "reference.py"))
+
+
+def count(module):
+    return sum(p.numel() for p in module.parameters())
+
+
+def calc_kv_bytes_total(batch, context_length, emb_dim, n_heads, n_kv_heads, n_layers, bytes_per_elem):
+    # The book's estimator, as memory_estimator_gqa.py writes it.
+    head_dim = math.ceil(emb_dim / n_heads)
+    per_layer = batch * context_length * head_dim * n_kv_heads * 2 * bytes_per_elem
+    return per_layer * n_layers
+
+
+mha = ref["GroupedQueryAttention"](4096, 32, 32, 128)
+gqa = ref["GroupedQueryAttention"](4096, 32, 8, 128)
+print(f"width 4096, 32 query heads of 128; grouped: 8 key/value heads, groups of {gqa.group_size}")
+print(f"parameters, MHA: {count(mha):,}")
+print(f"parameters, GQA: {count(gqa):,}")
+mha_token = calc_kv_bytes_total(1, 1, 4096, 32, 32, 1, 4)
+gqa_token = calc_kv_bytes_total(1, 1, 4096, 32, 8, 1, 4)
+print(f"KV cache per token and layer (float32): MHA {mha_token:,} bytes, GQA {gqa_token:,} bytes")
+mha_total = calc_kv_bytes_total(1, 32768, 4096, 32, 32, 32, 2)
+gqa_total = calc_kv_bytes_total(1, 32768, 4096, 32, 8, 32, 2)
+print(f"KV cache, 32 layers, 32768 tokens, batch 1, bf16: MHA {mha_total / 1000**3:,.2f} GB, GQA {gqa_total / 1000**3:,.2f} GB")
+print(f"ratio (MHA / GQA): {mha_total // gqa_total}")
