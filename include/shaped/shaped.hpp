@@ -36,6 +36,7 @@
 #include "axis.hpp"
 #include "diagnostics.hpp"
 #include "shape.hpp"
+#include "ops/attention_mask.hpp"
 #include "ops/cat.hpp"
 #include "ops/elementwise.hpp"
 #include "ops/reduce.hpp"

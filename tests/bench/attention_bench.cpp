@@ -98,8 +98,29 @@ void shaped_sdpa_gqa_expanded(benchmark::State& state) {
     report<C>(state);
 }
 
+// Causal attention within a sliding window against full causal attention at the same size.
+template <class C>
+void shaped_sdpa_window(benchmark::State& state) {
+    set_threads(state);
+    struct window : shaped::axis<"sliding_window", C::window> {};
+    const typename C::inputs in;
+    for (auto _ : state) {
+        auto y = shaped::scaled_dot_product_attention(in.q, in.k, in.v, shaped::is_causal, shaped::sliding_window<window>);
+        benchmark::DoNotOptimize(y.data());
+    }
+    report<C>(state);
+}
+
 using llama32_1b_t1024 = config<1, 1024, 8, 4, 64>;
 using small_t64 = config<1, 64, 2, 2, 16>;
+// Gemma 3 270M's attention at 4096 tokens: 4 query heads on one key/value head, head_dim 256; its local layers'
+// window is 512.
+struct gemma3_270m_t4096 : config<1, 4096, 1, 4, 256> {
+    static constexpr std::size_t window = 512;
+};
+struct small_t64_w16 : config<1, 64, 2, 2, 16> {
+    static constexpr std::size_t window = 16;
+};
 
 }  // namespace
 
@@ -112,5 +133,9 @@ SHAPED_ATTENTION_BENCH(shaped_sdpa_gqa_expanded, llama32_1b_t1024)
 SHAPED_ATTENTION_BENCH(shaped_sdpa_gqa, small_t64)
 SHAPED_ATTENTION_BENCH(shaped_sdpa_mha, small_t64)
 SHAPED_ATTENTION_BENCH(shaped_sdpa_gqa_expanded, small_t64)
+// "causal GFLOP/s" counts the full causal pairs for both, so that the window's rate is the speed-up.
+SHAPED_ATTENTION_BENCH(shaped_sdpa_gqa, gemma3_270m_t4096)
+SHAPED_ATTENTION_BENCH(shaped_sdpa_window, gemma3_270m_t4096)
+SHAPED_ATTENTION_BENCH(shaped_sdpa_window, small_t64_w16)
 
 BENCHMARK_MAIN();

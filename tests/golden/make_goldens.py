@@ -577,6 +577,26 @@ def make_modern(h):
         h.tensor("gqa_83_cached", torch.cat(outs, dim=1), "the same gqa and x in chunks of 1, 7, 64 and 128 "
                  "tokens through the KV-cache form, outputs concatenated")
 
+        # Masks: the book's sliding-window mask (5 queries after 4 cached tokens, window 3), SDPA with a bool
+        # attn_mask (True = may attend) and with a float one, and causal attention within a window of 4 over
+        # a cache of 6 earlier keys, on the math path.
+        h.tensor("swa_mask_5_9_w3", ref["sliding_window_mask"](5, 9, 3).to(torch.int64),
+                 "sliding_window_mask(num_queries=5, num_keys=9, window=3): True (1) where masked out")
+        torch.manual_seed(91)
+        q, k, v = torch.randn(2, 3, 5, 8), torch.randn(2, 3, 5, 8), torch.randn(2, 3, 5, 8)
+        attend = (torch.rand(5, 5) > 0.3) | torch.eye(5, dtype=torch.bool)
+        h.tensor("sdpa_91_attend", attend.to(torch.int64), "torch.manual_seed(91); q, k, v = randn(2, 3, 5, 8) x3; "
+                 "attend = (rand(5, 5) > 0.3) | eye(5): the bool attn_mask")
+        h.tensor("sdpa_91_bool_mask", ref["sdpa_math"](q, k, v, attend), "sdpa_math(q, k, v, attend)")
+        additive = torch.randn(2, 1, 5, 5)
+        h.tensor("sdpa_91_float_mask", ref["sdpa_math"](q, k, v, additive),
+                 "additive = randn(2, 1, 5, 5) (drawn next); sdpa_math(q, k, v, additive)")
+        torch.manual_seed(92)
+        q, k, v = torch.randn(1, 2, 20, 8), torch.randn(1, 2, 26, 8), torch.randn(1, 2, 26, 8)
+        keep = ~ref["sliding_window_mask"](20, 26, 4)
+        h.tensor("sdpa_92_window_4", ref["sdpa_math"](q, k, v, keep), "torch.manual_seed(92); q = randn(1, 2, 20, 8); "
+                 "k, v = randn(1, 2, 26, 8) x2; sdpa_math(q, k, v, ~sliding_window_mask(20, 26, 4))")
+
 
 PARTS = ["programs", "ops", "random", "modules", "chapter4", "weights", "modern"]
 

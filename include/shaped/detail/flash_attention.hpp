@@ -71,6 +71,10 @@ struct problem {
     float scale = 1;
     bool causal = false;
     std::size_t offset = 0;  // causal: query i sits at key position offset + i, and sees keys 0..offset + i
+    std::size_t window = 0;  // causal only: > 0, query i sees the keys offset + i - window + 1 .. offset + i
+    // An additive mask on the scaled scores (attn_mask), or none: row r of batch matrix j is added to query r's
+    // scores, key k at column k (adjacent); batch strides of 0 broadcast it.
+    matrix_ref<NB> bias{};
     isa path = isa::best;    // at most this path even where the CPU has a wider one (tests compare them)
     std::size_t threads = 0; // 0: as threads_for decides; else this many (tests)
 };
@@ -497,14 +501,16 @@ inline bool all_finite(const float* x, std::size_t ld, std::size_t rows, std::si
     return true;
 }
 
-// acc(r, ·) += P(r, ·) · V over the keys query r sees only (j <= first + r), P read from the transposed
-// scores st: the product of a tile that the causal mask cuts when its values are not all finite.
+// acc(r, ·) += P(r, ·) · V over the keys query r sees only (from + r <= j <= first + r), P read from the
+// transposed scores st: the product of a tile that the causal mask or a sliding window cuts when its values
+// are not all finite.
 inline void add_seen_values(const float* st, std::size_t ld, const float* v, std::size_t ldv, float* acc,
-                            std::size_t lda, std::size_t rows, std::size_t width, std::size_t dv, std::ptrdiff_t first) {
+                            std::size_t lda, std::size_t rows, std::size_t width, std::size_t dv, std::ptrdiff_t first,
+                            std::ptrdiff_t from) {
     for (std::size_t r = 0; r < rows; ++r) {
-        const std::ptrdiff_t last = first + static_cast<std::ptrdiff_t>(r);
+        const std::ptrdiff_t last = first + static_cast<std::ptrdiff_t>(r), lo = from + static_cast<std::ptrdiff_t>(r);
         const std::size_t seen = last < 0 ? 0 : std::min(width, static_cast<std::size_t>(last) + 1);
-        for (std::size_t j = 0; j < seen; ++j) {
+        for (std::size_t j = lo > 0 ? static_cast<std::size_t>(lo) : 0; j < seen; ++j) {
             const float p = st[j * ld + r];
             for (std::size_t c = 0; c < dv; ++c) acc[r * lda + c] += p * v[j * ldv + c];
         }
@@ -542,15 +548,29 @@ void query_tile(const problem<NB>& pb, scratch& w, std::size_t j, std::size_t i0
     std::fill(w.l.begin(), w.l.end(), 0.0f);
     std::fill(w.acc.begin(), w.acc.end(), 0.0f);
     const std::size_t cols = round_up(rows, panel);
-    // Keys 0 .. kend - 1 are seen by some query of the tile; tiles of keys beyond are never touched.
+    // Keys kbegin .. kend - 1 are seen by some query of the tile; tiles of keys outside are never touched.
     const std::size_t kend = pb.causal ? std::min(pb.lk, pb.offset + i0 + rows) : pb.lk;
+    const std::size_t kbegin = pb.window && pb.offset + i0 + 1 > pb.window ? pb.offset + i0 + 1 - pb.window : 0;
     const bool pack_v = dv % panel != 0;
-    for (std::size_t j0 = 0; j0 < kend; j0 += block_k) {
+    const float* bias = pb.bias.data ? pb.bias.at(pb.batch, j) + i0 * pb.bias.row_stride : nullptr;
+    for (std::size_t j0 = kbegin; j0 < kend; j0 += block_k) {
         const std::size_t width = std::min(block_k, kend - j0);
         gemm_tiles<I>(k + j0 * pb.k.row_stride, pb.k.row_stride, 1, w.qt.data(), bq, w.st.data(), bq, width, cols, d,
                       false);
-        // Query c of the tile sees this tile's keys 0 .. offset + i0 + c - j0.
+        // Query c of the tile sees this tile's keys 0 .. offset + i0 + c - j0 (causal), and with a window from
+        // key offset + i0 + c - window + 1 - j0 on.
         const std::ptrdiff_t first = static_cast<std::ptrdiff_t>(pb.offset + i0) - static_cast<std::ptrdiff_t>(j0);
+        const std::ptrdiff_t from = first - static_cast<std::ptrdiff_t>(pb.window) + 1;
+        const bool window_cut = pb.window && from + static_cast<std::ptrdiff_t>(rows) - 1 > 0;
+        if (bias)  // the additive mask, on the scaled scores
+            for (std::size_t c = 0; c < rows; ++c)
+                for (std::size_t jj = 0; jj < width; ++jj) w.st[jj * bq + c] += bias[c * pb.bias.row_stride + j0 + jj];
+        if (window_cut)  // keys before a query's window weigh 0: -inf scores, as the book's masked_fill makes them
+            for (std::size_t c = 0; c < rows; ++c) {
+                const std::ptrdiff_t lo = from + static_cast<std::ptrdiff_t>(c);
+                for (std::size_t jj = 0; static_cast<std::ptrdiff_t>(jj) < lo && jj < width; ++jj)
+                    w.st[jj * bq + c] = -std::numeric_limits<float>::infinity();
+            }
 #ifdef SHAPED_FLASH_AVX2
         if constexpr (I == isa::avx512)
             softmax_tile_avx512(w.st.data(), bq, width, cols, pb.causal, first, w.m.data(), w.l.data(), w.alpha.data());
@@ -560,7 +580,7 @@ void query_tile(const problem<NB>& pb, scratch& w, std::size_t j, std::size_t i0
 #endif
             softmax_tile_portable(w.st.data(), bq, width, cols, pb.causal, first, w.m.data(), w.l.data(),
                                   w.alpha.data());
-        if (j0 > 0)
+        if (j0 > kbegin)
             for (std::size_t r = 0; r < rows; ++r) {
                 float* a = w.acc.data() + r * dp;
 #ifdef SHAPED_FLASH_AVX2
@@ -586,7 +606,7 @@ void query_tile(const problem<NB>& pb, scratch& w, std::size_t j, std::size_t i0
         // the values of the keys it sees only: where the causal mask cuts the tile, a NaN or inf among the values
         // would reach the queries before its key through their weight 0 (0 · inf is NaN), so such a tile (one
         // check of its values; rare) adds key by key.
-        const bool cut = pb.causal && first < static_cast<std::ptrdiff_t>(width) - 1;
+        const bool cut = (pb.causal && first < static_cast<std::ptrdiff_t>(width) - 1) || window_cut;
         bool finite_v = true;
         if (cut) {
 #ifdef SHAPED_FLASH_AVX512
@@ -597,7 +617,8 @@ void query_tile(const problem<NB>& pb, scratch& w, std::size_t j, std::size_t i0
                 finite_v = all_finite(vb, ldv, width, dv);
         }
         if (!finite_v)
-            add_seen_values(w.st.data(), bq, vb, ldv, w.acc.data(), dp, rows, width, dv, first);
+            add_seen_values(w.st.data(), bq, vb, ldv, w.acc.data(), dp, rows, width, dv,
+                            pb.causal ? first : static_cast<std::ptrdiff_t>(width), pb.window ? from : 0);
         else
             gemm_tiles<I>(w.st.data(), 1, bq, vb, ldv, w.acc.data(), dp, rows, dp, width, true);
     }
@@ -629,8 +650,9 @@ void run(const problem<NB>& pb) {
     std::size_t nbatch = 1;
     for (std::size_t e : pb.batch) nbatch *= e;
     const std::size_t tiles = (pb.lq + block_q - 1) / block_q, items = nbatch * tiles;
-    const double keys = pb.causal ? static_cast<double>(pb.offset) + static_cast<double>(pb.lq + 1) / 2
-                                  : static_cast<double>(pb.lk);
+    double keys = pb.causal ? static_cast<double>(pb.offset) + static_cast<double>(pb.lq + 1) / 2
+                            : static_cast<double>(pb.lk);
+    if (pb.window) keys = std::min(keys, static_cast<double>(pb.window));
     const double flops = 2.0 * static_cast<double>(nbatch) * static_cast<double>(pb.lq) * keys *
                          static_cast<double>(pb.d + pb.dv);
     const std::size_t n = pb.threads ? std::min(pb.threads, items) : threads_for(flops, items);

@@ -7,15 +7,18 @@
 
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "../detail/flash_attention.hpp"
 #include "../diagnostics.hpp"
 #include "../shape.hpp"
 #include "../tensor.hpp"
+#include "attention_mask.hpp"
 
 namespace shaped {
 
@@ -26,6 +29,25 @@ struct is_causal_t {
 };
 /// `shaped::scaled_dot_product_attention(q, k, v, shaped::is_causal)`.
 inline constexpr is_causal_t is_causal{};
+
+/// Tag for causal attention within a sliding window of `Window::extent` keys: query `i` at position `p`
+/// attends to the keys at positions `p - Window::extent + 1 .. p`, its own and the `Window::extent - 1`
+/// before it (left-inclusive, as the book's `(diff < 0) | (diff >= W)` mask and Hugging Face's
+/// `sliding_window` define it: a window of 512 sees 512 keys). The fused kernel never reads the tiles of keys
+/// outside the window.
+///
+/// Shapes: `Window` is a static axis, e.g. `struct sliding_window : shaped::axis<"sliding_window", 512> {};`.
+/// Errors: compile time, a run-time `Window`. Source: ch04/06_swa (`sliding_window_size`); Gemma 3's
+/// `sliding_window`.
+template <Axis Window>
+struct sliding_window_t {
+    static_assert(StaticAxis<Window>, "shaped::sliding_window<Window>: the window is a static axis");
+    /// The window's axis.
+    using axis = Window;
+};
+/// `shaped::scaled_dot_product_attention(q, k, v, shaped::is_causal, shaped::sliding_window<window>)`.
+template <Axis Window>
+inline constexpr sliding_window_t<Window> sliding_window{};
 
 namespace detail {
 
@@ -122,9 +144,46 @@ struct sdpa_rules<Causal, Value, axis_pack<Q...>, axis_pack<K...>, axis_pack<V..
     }();
 };
 
-template <bool Causal, class Value, class LQ, class LK, class LV, Axis... Q, Axis... K, Axis... V>
+// No attn_mask.
+struct no_mask {};
+// A mask tensor's axes, as a pack and as a diagnostic shows them.
+template <class T>
+struct mask_axes_of;
+template <class V, class L, class... A>
+struct mask_axes_of<basic_tensor<V, L, A...>> {
+    using pack = axis_pack<A...>;
+    using shown = described<diag::mask_axes, A...>;
+};
+
+// The rules of an attn_mask (MA...) on the scores (Q's batch axes and tokens, then K's key axis): aligned from
+// the right, the same axes or `one`; the last axis the key axis itself.
+template <class Scores, class MaskAxes>
+struct mask_rules;
+template <class... S, class... MA>
+struct mask_rules<axis_pack<S...>, axis_pack<MA...>> {
+    static constexpr std::size_t n = sizeof...(S), nm = sizeof...(MA);
+    static constexpr bool broadcasts = nm <= n && nm >= 1 && broadcast_lhs<S...>::template first_mismatch<MA...>() < 0;
+    static constexpr bool keys_last = [] {
+        if constexpr (nm >= 1) return std::is_same_v<axis_at_t<nm - 1, MA...>, axis_at_t<n - 1, S...>>;
+        else return false;
+    }();
+};
+template <class Q, class Key>
+struct scores_axes;
+template <class... Q, class Key>
+struct scores_axes<axis_pack<Q...>, Key> {
+    using type = axis_pack<Q..., Key>;
+};
+
+[[noreturn, gnu::noinline, gnu::cold]] inline void sdpa_mask_extents(const std::string& scores, const std::string& mask) {
+    throw shape_error("scaled_dot_product_attention(q, k, v, attn_mask)",
+                      "a mask that broadcasts to the scores " + scores, mask);
+}
+
+template <bool Causal, std::size_t Window = 0, class Value, class LQ, class LK, class LV, Axis... Q, Axis... K,
+          Axis... V, class Mask = no_mask>
 auto sdpa(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, K...>& k,
-          const basic_tensor<Value, LV, V...>& v, double dropout_p) {
+          const basic_tensor<Value, LV, V...>& v, double dropout_p, const Mask& attn_mask = {}) {
     using rules = sdpa_rules<Causal, Value, axis_pack<Q...>, axis_pack<K...>, axis_pack<V...>>;
     static_assert(diag::expect<rules::value_ok, Value>,
                   "shaped::scaled_dot_product_attention(q, k, v): elements must be float");
@@ -158,13 +217,30 @@ auto sdpa(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, 
                       "transpose one of them so that they line up");
         static_assert(rules::group_static,
                       "shaped::scaled_dot_product_attention(q, k, v): grouped heads must be static axes");
+        constexpr bool mask_ok = [] {
+            if constexpr (std::is_same_v<Mask, no_mask>) {
+                return true;
+            } else {
+                using scores = typename scores_axes<decltype(sublist<0, Q...>(std::make_index_sequence<n - 1>{})),
+                                                    axis_at_t<n - 2, K...>>::type;
+                using mr = mask_rules<scores, typename mask_axes_of<Mask>::pack>;
+                static_assert(diag::expect<mr::broadcasts && mr::keys_last, described<diag::query_axes, Q...>,
+                                           described<diag::key_axes, K...>, typename mask_axes_of<Mask>::shown>,
+                              "shaped::scaled_dot_product_attention(q, k, v, attn_mask): the mask's axes, aligned "
+                              "from the right, must be the scores' (q's batch axes, q's tokens, k's key axis) or "
+                              "shaped::one, and it must end on k's key axis: e.g. (num_tokens, key<num_tokens>), or "
+                              "(batch, one, one, key<num_tokens>) for padding");
+                return mr::broadcasts && mr::keys_last;
+            }
+        }();
         static_assert(diag::expect<!(rules::head_ok && rules::keys_ok && rules::batch_ok) || rules::causal_ok,
                                    described<diag::query_axes, axis_at_t<n - 2, Q...>>,
                                    described<diag::key_axes, axis_at_t<n - 2, K...>>>,
                       "shaped::scaled_dot_product_attention(q, k, v, is_causal): a causal mask orders the keys by the "
                       "queries' positions, so the keys must lie along key<num_tokens> (or cached<num_tokens>) of the "
                       "queries' num_tokens");
-        if constexpr (rules::head_ok && rules::keys_ok && rules::batch_ok && rules::causal_ok && rules::group_static) {
+        if constexpr (rules::head_ok && rules::keys_ok && rules::batch_ok && rules::causal_ok && rules::group_static &&
+                      mask_ok) {
             constexpr std::size_t nb = n - 2;
             using tk = axis_at_t<n - 2, K...>;
             using result_t = typename sdpa_result<Value, decltype(sublist<0, Q...>(std::make_index_sequence<n - 1>{})),
@@ -205,6 +281,7 @@ auto sdpa(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, 
             for (std::size_t a = 0; a < nb; ++a) pb.batch[a] = q.shape.extent(a);
             if constexpr (rules::grouped) pb.group = axis_at_t<nb - 1, Q...>::extent / axis_at_t<nb - 1, K...>::extent;
             pb.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(pb.d)));
+            pb.window = Window;
             if constexpr (Causal) {
                 pb.causal = true;
                 if constexpr (is_cached<tk>) {
@@ -220,6 +297,33 @@ auto sdpa(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, 
             pb.q = oq.ref;
             pb.k = ok.ref;
             pb.v = ov.ref;
+            // The additive mask, row-major, in the scores' index space: stride 0 where it broadcasts.
+            [[maybe_unused]] std::vector<float> bias;
+            if constexpr (!std::is_same_v<Mask, no_mask>) {
+                constexpr std::size_t nm = Mask::rank;
+                std::array<std::size_t, n> scores_extent{};
+                for (std::size_t a = 0; a + 1 < n; ++a) scores_extent[a] = q.shape.extent(a);
+                scores_extent[n - 1] = k.shape.extent(n - 2);
+                std::array<std::size_t, n> st{};
+                std::size_t stride = 1;
+                for (std::size_t m = nm; m-- > 0;) {
+                    const std::size_t a = n - nm + m, me = attn_mask.shape.extent(m);
+                    if (me != 1 || scores_extent[a] == 1) {
+                        if (me != scores_extent[a]) {
+                            std::string scores = "(";
+                            for (std::size_t i = 0; i < n; ++i) scores += (i ? ", " : "") + std::to_string(scores_extent[i]);
+                            sdpa_mask_extents(scores + ")", attn_mask.shape.text());
+                        }
+                        st[a] = stride;
+                    }
+                    stride *= me;
+                }
+                const auto& values = attn_mask.storage();  // row-major (a copy for a strided mask)
+                bias.assign(values.data(), values.data() + attn_mask.numel());
+                pb.bias.data = bias.data();
+                for (std::size_t a = 0; a < nb; ++a) pb.bias.batch_stride[a] = st[a];
+                pb.bias.row_stride = st[n - 2];
+            }
             result_t out(e, uninitialized);
             const auto os = out.stride();
             pb.out.data = out.data();
@@ -325,6 +429,66 @@ template <class Value, class LQ, class LK, class LV, Axis... Q, Axis... K, Axis.
 auto scaled_dot_product_attention(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, K...>& k,
                                   const basic_tensor<Value, LV, V...>& v, is_causal_t, double dropout_p = 0.0) {
     return detail::sdpa<true>(q, k, v, dropout_p);
+}
+/// The causal form within a sliding window (see `sliding_window_t`): query `i` at position `p` attends to the
+/// keys at `p - Window::extent + 1 .. p`; the kernel skips the key tiles before the window. Shapes, errors and
+/// numbers: as the causal form.
+/// Source: the book's ch04/06_swa mask, `(diff < 0) | (diff >= W)`; Gemma 3's local layers.
+/// Example: `shaped::scaled_dot_product_attention(q, k, v, shaped::is_causal, shaped::sliding_window<window>);`
+template <class Value, class LQ, class LK, class LV, Axis... Q, Axis... K, Axis... V, Axis Window>
+auto scaled_dot_product_attention(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, K...>& k,
+                                  const basic_tensor<Value, LV, V...>& v, is_causal_t, sliding_window_t<Window>,
+                                  double dropout_p = 0.0) {
+    return detail::sdpa<true, Window::extent>(q, k, v, dropout_p);
+}
+/// With an additive `attn_mask`, a float tensor added to the scaled scores before the softmax (`-inf` where a
+/// query may not attend), broadcast over the scores `(B..., num_tokens, K)`.
+///
+/// Shapes: the mask's axes, aligned from the right, are the scores' or `shaped::one`, and it ends on k's key
+/// axis `K`. Errors: compile time, as the other forms, and a mask of other axes; a bool tensor (say what
+/// `true` means: `shaped::true_attends(mask)`, or `!shaped::true_masks(mask)` for the book's mask). Thrown:
+/// `shape_error` where the mask's run-time extents are not the scores'.
+/// Source: `scaled_dot_product_attention(q, k, v, attn_mask=mask)` with a float mask.
+template <class Value, class LQ, class LK, class LV, Axis... Q, Axis... K, Axis... V, class M, class LM, Axis... MA>
+auto scaled_dot_product_attention(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, K...>& k,
+                                  const basic_tensor<Value, LV, V...>& v, const basic_tensor<M, LM, MA...>& attn_mask,
+                                  double dropout_p = 0.0) {
+    static_assert(!std::is_same_v<M, bool>,
+                  "shaped::scaled_dot_product_attention(q, k, v, attn_mask): a bool mask must say what true means: "
+                  "shaped::true_attends(mask) where true lets a query attend (SDPA's meaning), "
+                  "!shaped::true_masks(mask) where true masks a key out (the book's triu mask)");
+    static_assert(std::is_same_v<M, bool> || std::is_same_v<M, float>,
+                  "shaped::scaled_dot_product_attention(q, k, v, attn_mask): an additive mask is a float tensor");
+    if constexpr (std::is_same_v<M, float>)
+        return detail::sdpa<false>(q, k, v, dropout_p, attn_mask);
+    else
+        return diag::failed_shape_check{};
+}
+/// With a boolean `attn_mask` that is `true` where a query may attend to a key (PyTorch's meaning):
+/// `shaped::true_attends(mask)`, or `!m` of the book's `true_masks` mask.
+///
+/// Shapes: as the additive form. Errors: as the additive form; at compile time besides, a `true_masks` mask
+/// (the book's, true where a key is masked out: passed as is, every masked key would be the only ones seen,
+/// the book's issue #1061). A query that may attend to no key gets NaN, as PyTorch's math path gives.
+/// Source: `scaled_dot_product_attention(q, k, v, attn_mask=mask)` with a bool mask.
+/// Example: `shaped::scaled_dot_product_attention(q, k, v, !shaped::true_masks(causal_mask));`
+template <class Value, class LQ, class LK, class LV, Axis... Q, Axis... K, Axis... V, mask_meaning Meaning, Axis... MA>
+auto scaled_dot_product_attention(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, K...>& k,
+                                  const basic_tensor<Value, LV, V...>& v, const bool_mask<Meaning, MA...>& attn_mask,
+                                  double dropout_p = 0.0) {
+    static_assert(diag::expect<Meaning == mask_meaning::true_attends, detail::described<diag::mask_axes, MA...>>,
+                  "shaped::scaled_dot_product_attention(q, k, v, attn_mask): this mask is true where a key is masked "
+                  "out (true_masks, the book's mask for masked_fill), and attn_mask is true where a query may "
+                  "attend: pass !mask");
+    if constexpr (Meaning == mask_meaning::true_attends) {
+        tensor<float, MA...> additive(attn_mask.values.shape, uninitialized);
+        const bool* a = attn_mask.values.data();
+        float* b = additive.data();
+        for (std::size_t i = 0; i < additive.numel(); ++i) b[i] = a[i] ? 0.0f : -std::numeric_limits<float>::infinity();
+        return detail::sdpa<false>(q, k, v, dropout_p, additive);
+    } else {
+        return diag::failed_shape_check{};
+    }
 }
 
 }  // namespace shaped

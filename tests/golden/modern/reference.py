@@ -139,3 +139,24 @@ class GroupedQueryAttention(nn.Module):
         attn_weights = torch.softmax(attn_scores / self.head_dim ** 0.5, dim=-1)
         context = (attn_weights @ values).transpose(1, 2).reshape(b, num_tokens, self.d_out)
         return self.out_proj(context)
+
+
+def sliding_window_mask(num_queries, num_keys, window):
+    """The book's causal sliding-window mask (ch04/06_swa): True where a key is masked out. The queries are
+    the last num_queries of the num_keys positions (after a KV cache's earlier tokens)."""
+    q_positions = torch.arange(num_keys - num_queries, num_keys)
+    k_positions = torch.arange(num_keys)
+    diff = q_positions.unsqueeze(-1) - k_positions.unsqueeze(0)
+    return (diff < 0) | (diff >= window)
+
+
+def sdpa_math(q, k, v, attn_mask=None):
+    """PyTorch 2's scaled_dot_product_attention on its math path, written out for PyTorch 1.13: a bool
+    attn_mask is True where a query may attend, a float one is added to the scaled scores."""
+    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            scores = scores.masked_fill(~attn_mask, -torch.inf)
+        else:
+            scores = scores + attn_mask
+    return torch.softmax(scores, dim=-1) @ v
