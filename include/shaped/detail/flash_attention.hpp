@@ -618,7 +618,8 @@ void query_tile(const problem<NB>& pb, scratch& w, std::size_t j, std::size_t i0
         }
         if (!finite_v)
             add_seen_values(w.st.data(), bq, vb, ldv, w.acc.data(), dp, rows, width, dv,
-                            pb.causal ? first : static_cast<std::ptrdiff_t>(width), pb.window ? from : 0);
+                            pb.causal ? first : static_cast<std::ptrdiff_t>(width),
+                            pb.window ? from : std::numeric_limits<std::ptrdiff_t>::min() / 2);
         else
             gemm_tiles<I>(w.st.data(), 1, bq, vb, ldv, w.acc.data(), dp, rows, dp, width, true);
     }
