@@ -4,8 +4,8 @@
 /// \file
 /// The whole library: axes, tensors, ops, the concepts for modules of one's own (`TensorOf`,
 /// `LastAxis`), `nn::linear`, and PyTorch compatibility (random stream, printing), but for the fused attention: `<shaped/ops/scaled_dot_product_attention.hpp>`,
-/// `<shaped/nn/multi_head_attention_sdpa.hpp>` and `<shaped/nn/grouped_query_attention.hpp>` bring its
-/// kernel, whose SIMD intrinsics cost every translation unit that includes them about a second of compile
+/// `<shaped/nn/multi_head_attention_sdpa.hpp>`, `<shaped/nn/grouped_query_attention.hpp>` and
+/// `<shaped/nn/multi_head_latent_attention.hpp>` bring its kernel, whose SIMD intrinsics cost every translation unit that includes them about a second of compile
 /// time at -O2.
 
 /// \namespace shaped

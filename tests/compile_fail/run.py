@@ -32,7 +32,8 @@ def expectations(source):
 
 # The headers a case may include, precompiled once per compiler with --build-pch.
 PCH_HEADERS = ["shaped/shaped.hpp", "shaped/ops/scaled_dot_product_attention.hpp",
-               "shaped/nn/multi_head_attention_sdpa.hpp", "shaped/nn/grouped_query_attention.hpp"]
+               "shaped/nn/multi_head_attention_sdpa.hpp", "shaped/nn/grouped_query_attention.hpp",
+               "shaped/nn/multi_head_latent_attention.hpp"]
 WARNINGS = ["-Wall", "-Wextra", "-Wpedantic"]
 
 

@@ -597,6 +597,20 @@ def make_modern(h):
         h.tensor("sdpa_92_window_4", ref["sdpa_math"](q, k, v, keep), "torch.manual_seed(92); q = randn(1, 2, 20, 8); "
                  "k, v = randn(1, 2, 26, 8) x2; sdpa_math(q, k, v, ~sliding_window_mask(20, 26, 4))")
 
+        # Multi-head latent attention: 4 heads of 8 on a width of 32, a latent of 12 per token; the whole
+        # sequence, then the same in chunks of 1, 6 and 13 tokens through the latent cache.
+        torch.manual_seed(93)
+        mla = ref["MultiHeadLatentAttention"](24, 32, 4, 12)
+        x = torch.rand(2, 20, 24)
+        h.tensor("mla_93", mla(x), "torch.manual_seed(93); mla = MultiHeadLatentAttention(d_in=24, d_out=32, "
+                 "num_heads=4, latent_dim=12); x = rand(2, 20, 24); mla(x)")
+        cache, outs, pos = {}, [], 0
+        for n in (1, 6, 13):
+            outs.append(mla(x[:, pos:pos + n], cache))
+            pos += n
+        h.tensor("mla_93_cached", torch.cat(outs, dim=1), "the same mla and x in chunks of 1, 6 and 13 tokens "
+                 "through the latent cache, outputs concatenated")
+
 
 PARTS = ["programs", "ops", "random", "modules", "chapter4", "weights", "modern"]
 

@@ -1,6 +1,7 @@
 // Grouped-query attention against the book's class (tests/golden/modern/reference.py, Qwen3's
 // GroupedQueryAttention ported to PyTorch 1.13): the module, its KV cache, scaled_dot_product_attention
-// on grouped keys and values, and the book's steps written out with repeat_interleave.
+// on grouped keys and values, the book's steps written out with repeat_interleave; and multi-head latent
+// attention (ch04/05_mla) with its latent cache.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -13,6 +14,7 @@
 #include "module_goldens.hpp"
 
 #include <shaped/nn/grouped_query_attention.hpp>
+#include <shaped/nn/multi_head_latent_attention.hpp>
 
 namespace {
 
@@ -289,4 +291,59 @@ TEST_CASE("scaled_dot_product_attention on grouped keys and values equals it on 
         REQUIRE(worst <= tolerance);
     }
     MESSAGE("max |grouped - expanded| = ", worst, " over lengths 1..300 and every path");
+}
+
+namespace {
+struct mla_ctx : shaped::axis<"context_length", 32> {};
+struct mla_tokens : shaped::dynamic_axis<"num_tokens", shaped::at_most<mla_ctx>> {};
+struct mla_d_in : shaped::axis<"d_in", 24> {};
+struct mla_d_out : shaped::axis<"d_out", 32> {};
+struct mla_heads : shaped::axis<"num_heads", 4> {};
+struct latent_dim : shaped::axis<"latent_dim", 12> {};
+using mla_t = nn::multi_head_latent_attention<mla_d_in, mla_d_out, mla_ctx, mla_heads, latent_dim>;
+
+// x[:, from:from + n] of a (batch, num_tokens, d_in) tensor.
+shaped::tensor<float, batch, mla_tokens, mla_d_in> mla_part(const shaped::tensor<float, batch, mla_tokens, mla_d_in>& x,
+                                                            std::size_t from, std::size_t n) {
+    auto out = shaped::zeros<batch, mla_tokens, mla_d_in>(x.shape.extent(0), n);
+    for (std::size_t i = 0; i < x.shape.extent(0); ++i)
+        for (std::size_t t = 0; t < n; ++t)
+            for (std::size_t e = 0; e < 24; ++e) out.data()[(i * n + t) * 24 + e] = x.at(i, from + t, e);
+    return out;
+}
+}  // namespace
+
+TEST_CASE("multi_head_latent_attention equals the book's MultiHeadLatentAttention, and its latent cache the whole sequence") {
+    torch::manual_seed(93);
+    mla_t mla;
+    const auto x = torch::rand<batch, mla_tokens, mla_d_in>(2, 20);
+    const auto y = mla(x);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(y)>, shaped::tensor<float, batch, mla_tokens, mla_d_out>>);
+    CHECK(test::max_abs_diff(y, golden::mla_93) <= tolerance);
+    CHECK(nn::state_dict_keys(mla) == std::vector<std::string>{"W_query.weight", "W_DKV.weight", "W_UK.weight",
+                                                               "W_UV.weight", "out_proj.weight", "out_proj.bias"});
+    CHECK(nn::parameter_count(mla) == 24 * 32 + 24 * 12 + 2 * 12 * 32 + 32 * 32 + 32);
+
+    // Chunks of 1, 6 and 13 tokens through the latent cache: the book's cached outputs, and the uncached ones.
+    std::vector<float> cached;
+    std::size_t pos = 0;
+    for (std::size_t n : {1, 6, 13}) {
+        const auto part = mla(mla_part(x, pos, n), nn::use_cache);
+        for (std::size_t i = 0; i < 2; ++i)
+            for (std::size_t t = 0; t < n; ++t)
+                for (std::size_t e = 0; e < 32; ++e) {
+                    INFO("token ", pos + t);
+                    CHECK(std::abs(part.at(i, t, e) - golden::mla_93_cached[(i * 20 + pos + t) * 32 + e]) <= tolerance);
+                    CHECK(std::abs(part.at(i, t, e) - y.at(i, pos + t, e)) <= tolerance);
+                }
+        pos += n;
+    }
+    // The cache keeps 12 floats a token where multi-head attention would keep keys and values, 2 × 32.
+    static_assert(decltype(mla.cache)::bytes_per_token == 12 * 4);
+    CHECK(mla.cache.size() == 20);
+    CHECK(test::thrown<shaped::shape_error>([&] { (void)mla(mla_part(x, 0, 13), nn::use_cache); }) ==
+          "shaped::nn::latent_cache::append(latent): expected at most 32 tokens (context_length) in the cache, got 20 "
+          "cached + 13 new");
+    mla.reset_cache();
+    CHECK(mla.cache.size() == 0);
 }

@@ -144,6 +144,71 @@ private:
     std::size_t batch_ = 0, size_ = 0;
 };
 
+/// The cache of multi-head latent attention: the latent vectors of the tokens seen so far, one per token,
+/// from which every head's keys and values are projected again at each call; room for `ContextLength`
+/// tokens per sequence.
+///
+/// Shapes: `append` takes the new tokens' latents, `(batch, num_tokens, LatentDim)`, and gives back every
+/// cached latent, `(batch, cached<num_tokens>, LatentDim)`. Element type: float.
+/// Errors: thrown, `shape_error`, when the cache would hold more than `ContextLength` tokens, and when a
+/// call's batch differs from the batch the cache was started with.
+/// Source: `self.cache_c_kv = torch.cat([self.cache_c_kv, latent_new], dim=1)` in the book's
+/// `MultiHeadLatentAttention` (ch04/05_mla, `gpt_with_kv_mla.py`).
+template <Axis LatentDim, Axis ContextLength>
+class latent_cache {
+    static_assert(StaticAxis<LatentDim> && StaticAxis<ContextLength>,
+                  "shaped::nn::latent_cache: latent_dim and context_length are static axes");
+    static constexpr std::size_t L = LatentDim::extent, C = ContextLength::extent;
+
+public:
+    /// Bytes one token takes in the cache, per sequence: `LatentDim * sizeof(float)`.
+    static constexpr std::size_t bytes_per_token = L * sizeof(float);
+    /// The number of tokens held (the position the next token takes).
+    std::size_t size() const noexcept { return size_; }
+    /// Bytes the cache holds allocated.
+    std::size_t capacity_bytes() const noexcept { return c_.capacity() * sizeof(float); }
+    /// Forgets every token; the memory stays for the next sequence.
+    void reset() noexcept { size_ = 0; }
+
+    /// Stores the new tokens' latents after the cached ones and gives back every cached latent.
+    template <class B, class T, class Layout>
+    auto append(const basic_tensor<float, Layout, B, T, LatentDim>& latent) {
+        static_assert(B::dynamic_atoms <= 1 && T::dynamic_atoms <= 1,
+                      "shaped::nn::latent_cache: batch and num_tokens are atomic axes, static or run-time");
+        const std::size_t b = latent.shape.extent(0), n = latent.shape.extent(1);
+        if (size_ > 0 && b != batch_)
+            throw shape_error("nn::latent_cache::append(latent)",
+                              "batch=" + std::to_string(batch_) + " (the batch the cache holds; reset() it for another)",
+                              "batch=" + std::to_string(b));
+        if (n > C || size_ > C - n)
+            throw shape_error("nn::latent_cache::append(latent)",
+                              "at most " + std::to_string(C) + " tokens (" + axis_name<ContextLength>() + ") in the cache",
+                              std::to_string(size_) + " cached + " + std::to_string(n) + " new");
+        if (size_ == 0) {
+            batch_ = b;
+            if (c_.size() < b * C * L) c_.resize(b * C * L);
+        }
+        const auto& from = latent.storage();  // row-major (b, n, L)
+        for (std::size_t i = 0; i < b; ++i)
+            std::copy_n(from.data() + i * n * L, n * L, c_.data() + (i * C + size_) * L);
+        size_ += n;
+        using result_t = tensor<float, B, cached<T>, LatentDim>;
+        const auto e = [&] {
+            if constexpr (DynamicAxis<B>)
+                return result_t::extents_type::checked("nn::latent_cache::append", b, size_);
+            else
+                return result_t::extents_type::checked("nn::latent_cache::append", size_);
+        }();
+        result_t out(e, uninitialized);
+        for (std::size_t i = 0; i < b; ++i) std::copy_n(c_.data() + i * C * L, size_ * L, out.data() + i * size_ * L);
+        return out;
+    }
+
+private:
+    std::vector<float> c_;  // (batch, ContextLength, LatentDim), the first size_ tokens set
+    std::size_t batch_ = 0, size_ = 0;
+};
+
 }  // namespace shaped::nn
 
 #endif

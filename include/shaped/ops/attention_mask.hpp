@@ -101,12 +101,12 @@ auto masked_fill(basic_tensor<Value, LX, X...> x, const bool_mask<Meaning, MA...
 
 /// The sliding-window causal mask, `true` where a key is masked out: query `i` of `Q`, at position
 /// `lk - lq + i` (the last `lq` of the `lk` keys, as after a KV cache's earlier tokens), sees the keys at
-/// positions `p - Window::extent + 1 .. p`, its own and the `Window::extent - 1` before it (left-inclusive:
+/// positions `p - Window::extent + 1` to `p`, its own and the `Window::extent - 1` before it (left-inclusive:
 /// a window of 512 covers 512 keys).
 ///
 /// Shapes: `(Q, K)`, extents `lq` and `lk` for run-time axes (none for static ones). Errors: compile time,
 /// a run-time `Window`. Thrown: `shape_error`, `lk < lq`, or an extent outside its axis's bounds.
-/// Source: the book's `mask_bool = (diff < 0) | (diff >= W)` with `diff = q_positions - k_positions`
+/// Source: the book's `mask_bool`, `diff < 0` or `diff >= W` with `diff = q_positions - k_positions`
 /// (ch04/06_swa, `gpt_with_kv_swa.py`); Hugging Face's `sliding_window` (Gemma 3: 512).
 /// Example: `auto m = shaped::sliding_window_mask<window, num_tokens, shaped::key<num_tokens>>(t, t);`
 template <Axis Window, Axis Q, Axis K, detail::extent_number... N>

@@ -31,8 +31,8 @@ struct is_causal_t {
 inline constexpr is_causal_t is_causal{};
 
 /// Tag for causal attention within a sliding window of `Window::extent` keys: query `i` at position `p`
-/// attends to the keys at positions `p - Window::extent + 1 .. p`, its own and the `Window::extent - 1`
-/// before it (left-inclusive, as the book's `(diff < 0) | (diff >= W)` mask and Hugging Face's
+/// attends to the keys at positions `p - Window::extent + 1` to `p`, its own and the `Window::extent - 1`
+/// before it (left-inclusive, as the book's mask, `(diff < 0) or (diff >= W)` in ch04/06_swa, and Hugging Face's
 /// `sliding_window` define it: a window of 512 sees 512 keys). The fused kernel never reads the tiles of keys
 /// outside the window.
 ///
@@ -431,9 +431,9 @@ auto scaled_dot_product_attention(const basic_tensor<Value, LQ, Q...>& q, const 
     return detail::sdpa<true>(q, k, v, dropout_p);
 }
 /// The causal form within a sliding window (see `sliding_window_t`): query `i` at position `p` attends to the
-/// keys at `p - Window::extent + 1 .. p`; the kernel skips the key tiles before the window. Shapes, errors and
+/// keys at `p - Window::extent + 1` to `p`; the kernel skips the key tiles before the window. Shapes, errors and
 /// numbers: as the causal form.
-/// Source: the book's ch04/06_swa mask, `(diff < 0) | (diff >= W)`; Gemma 3's local layers.
+/// Source: the book's ch04/06_swa mask; Gemma 3's local layers.
 /// Example: `shaped::scaled_dot_product_attention(q, k, v, shaped::is_causal, shaped::sliding_window<window>);`
 template <class Value, class LQ, class LK, class LV, Axis... Q, Axis... K, Axis... V, Axis Window>
 auto scaled_dot_product_attention(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, K...>& k,
@@ -446,7 +446,7 @@ auto scaled_dot_product_attention(const basic_tensor<Value, LQ, Q...>& q, const 
 ///
 /// Shapes: the mask's axes, aligned from the right, are the scores' or `shaped::one`, and it ends on k's key
 /// axis `K`. Errors: compile time, as the other forms, and a mask of other axes; a bool tensor (say what
-/// `true` means: `shaped::true_attends(mask)`, or `!shaped::true_masks(mask)` for the book's mask). Thrown:
+/// `true` means: `shaped::true_attends(mask)`, or the book's mask `m = shaped::true_masks(mask)` negated, `!m`). Thrown:
 /// `shape_error` where the mask's run-time extents are not the scores'.
 /// Source: `scaled_dot_product_attention(q, k, v, attn_mask=mask)` with a float mask.
 template <class Value, class LQ, class LK, class LV, Axis... Q, Axis... K, Axis... V, class M, class LM, Axis... MA>
@@ -465,13 +465,13 @@ auto scaled_dot_product_attention(const basic_tensor<Value, LQ, Q...>& q, const 
         return diag::failed_shape_check{};
 }
 /// With a boolean `attn_mask` that is `true` where a query may attend to a key (PyTorch's meaning):
-/// `shaped::true_attends(mask)`, or `!m` of the book's `true_masks` mask.
+/// `shaped::true_attends(mask)`, or `!m` of the book's `true_masks` mask `m`.
 ///
 /// Shapes: as the additive form. Errors: as the additive form; at compile time besides, a `true_masks` mask
 /// (the book's, true where a key is masked out: passed as is, every masked key would be the only ones seen,
 /// the book's issue #1061). A query that may attend to no key gets NaN, as PyTorch's math path gives.
 /// Source: `scaled_dot_product_attention(q, k, v, attn_mask=mask)` with a bool mask.
-/// Example: `shaped::scaled_dot_product_attention(q, k, v, !shaped::true_masks(causal_mask));`
+/// Example: `auto m = shaped::true_masks(causal_mask);  auto y = shaped::scaled_dot_product_attention(q, k, v, !m);`
 template <class Value, class LQ, class LK, class LV, Axis... Q, Axis... K, Axis... V, mask_meaning Meaning, Axis... MA>
 auto scaled_dot_product_attention(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, K...>& k,
                                   const basic_tensor<Value, LV, V...>& v, const bool_mask<Meaning, MA...>& attn_mask,

@@ -1,6 +1,7 @@
-"""What examples/gqa_memory.cpp prints, from PyTorch and the book's estimator (ch04/04_gqa,
-memory_estimator_gqa.py): one attention layer's parameters at width 4096, 32 query heads of 128, with 32 and
-with 8 key/value heads (tests/golden/modern/reference.py's GroupedQueryAttention, no biases), and the KV
+"""What examples/gqa_memory.cpp prints, from PyTorch and the book's estimators (ch04/04_gqa,
+memory_estimator_gqa.py; ch04/05_mla, memory_estimator_mla.py): one attention layer's parameters at width
+4096, 32 query heads of 128, with 32 and with 8 key/value heads (tests/golden/modern/reference.py's
+GroupedQueryAttention, no biases) and with a latent of 1024 (its MultiHeadLatentAttention), and the KV
 cache's bytes."""
 import math
 import pathlib
@@ -21,15 +22,25 @@ def calc_kv_bytes_total(batch, context_length, emb_dim, n_heads, n_kv_heads, n_l
     return per_layer * n_layers
 
 
+def calc_mla_bytes_total(batch, context_length, n_layers, latent_dim, bytes_per_elem):
+    # The book's MLA estimator: one latent per token.
+    return batch * context_length * n_layers * latent_dim * bytes_per_elem
+
+
 mha = ref["GroupedQueryAttention"](4096, 32, 32, 128)
 gqa = ref["GroupedQueryAttention"](4096, 32, 8, 128)
+mla = ref["MultiHeadLatentAttention"](4096, 4096, 32, 1024)
 print(f"width 4096, 32 query heads of 128; grouped: 8 key/value heads, groups of {gqa.group_size}")
 print(f"parameters, MHA: {count(mha):,}")
 print(f"parameters, GQA: {count(gqa):,}")
+print(f"parameters, MLA (latent 1024): {count(mla):,}")
 mha_token = calc_kv_bytes_total(1, 1, 4096, 32, 32, 1, 4)
 gqa_token = calc_kv_bytes_total(1, 1, 4096, 32, 8, 1, 4)
-print(f"KV cache per token and layer (float32): MHA {mha_token:,} bytes, GQA {gqa_token:,} bytes")
+mla_token = calc_mla_bytes_total(1, 1, 1, 1024, 4)
+print(f"KV cache per token and layer (float32): MHA {mha_token:,} bytes, GQA {gqa_token:,} bytes, MLA {mla_token:,} bytes")
 mha_total = calc_kv_bytes_total(1, 32768, 4096, 32, 32, 32, 2)
 gqa_total = calc_kv_bytes_total(1, 32768, 4096, 32, 8, 32, 2)
-print(f"KV cache, 32 layers, 32768 tokens, batch 1, bf16: MHA {mha_total / 1000**3:,.2f} GB, GQA {gqa_total / 1000**3:,.2f} GB")
+mla_total = calc_mla_bytes_total(1, 32768, 32, 1024, 2)
+print(f"KV cache, 32 layers, 32768 tokens, batch 1, bf16: MHA {mha_total / 1000**3:,.2f} GB, "
+      f"GQA {gqa_total / 1000**3:,.2f} GB, MLA {mla_total / 1000**3:,.2f} GB")
 print(f"ratio (MHA / GQA): {mha_total // gqa_total}")

@@ -160,3 +160,43 @@ def sdpa_math(q, k, v, attn_mask=None):
         else:
             scores = scores + attn_mask
     return torch.softmax(scores, dim=-1) @ v
+
+
+class MultiHeadLatentAttention(nn.Module):
+    """Multi-head latent attention as the book's ch04/05_mla writes it (gpt_with_kv_mla.py), without dropout:
+    per-head queries, keys and values projected up from a latent of latent_dim per token, which the cache
+    (a dict, with use_cache) keeps."""
+
+    def __init__(self, d_in, d_out, num_heads, latent_dim, qkv_bias=False):
+        super().__init__()
+        assert d_out % num_heads == 0
+        self.d_out, self.num_heads, self.head_dim = d_out, num_heads, d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_DKV = nn.Linear(d_in, latent_dim, bias=qkv_bias)
+        self.W_UK = nn.Linear(latent_dim, d_out, bias=qkv_bias)
+        self.W_UV = nn.Linear(latent_dim, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+
+    def heads(self, x):
+        b, t, _ = x.shape
+        return x.view(b, t, self.num_heads, self.head_dim).transpose(1, 2)
+
+    def forward(self, x, cache=None):
+        b, num_tokens, _ = x.shape
+        latent = self.W_DKV(x)
+        start = 0
+        if cache is not None:
+            if "c" in cache:
+                start = cache["c"].shape[1]
+                latent = torch.cat([cache["c"], latent], dim=1)
+            cache["c"] = latent
+        queries = self.heads(self.W_query(x))
+        keys = self.heads(self.W_UK(latent))
+        values = self.heads(self.W_UV(latent))
+        scores = queries @ keys.transpose(-2, -1)
+        q_positions = torch.arange(start, start + num_tokens)
+        k_positions = torch.arange(keys.shape[-2])
+        scores = scores.masked_fill(q_positions.unsqueeze(-1) < k_positions.unsqueeze(0), -torch.inf)
+        weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)
+        context = (weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context)
