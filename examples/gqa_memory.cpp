@@ -25,8 +25,12 @@ struct latent_dim : shaped::axis<"latent_dim", 1024> {};
 
 // 1234567 as "1,234,567".
 std::string with_commas(std::size_t n) {
-    std::string s = std::to_string(n);
-    for (std::size_t i = s.size(); i > 3; i -= 3) s.insert(i - 3, ",");
+    const std::string digits = std::to_string(n);
+    std::string s;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) s += ',';
+        s += digits[i];
+    }
     return s;
 }
 std::string gigabytes(double bytes) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "check.hpp"
+#include "flash_paths.hpp"
 #include "golden/modern_goldens.hpp"
 #include "module_goldens.hpp"
 
@@ -202,34 +203,6 @@ auto book_steps(const gqa_81& gqa, const shaped::tensor<float, batch, num_tokens
     return y;
 }
 
-// q (b, num_heads, T, D) against k, v (b, num_kv_heads, K, D): the kernel on grouped operands with `path`
-// forced, as the op sets it up.
-template <class Out, class Q, class K, class V>
-void grouped_on_path(Out& out, const Q& q, const K& k, const V& v, std::size_t group, bool causal, flash::isa path) {
-    auto refer = [](auto& x, auto& ref) {
-        const auto st = x.stride();
-        ref.data = x.data();
-        ref.batch_stride = {st[0], st[1]};
-        ref.row_stride = st[2];
-    };
-    flash::problem<2> pb;
-    pb.batch = {q.shape.extent(0), q.shape.extent(1)};
-    pb.group = group;
-    pb.lq = q.shape.extent(2);
-    pb.lk = k.shape.extent(2);
-    pb.d = q.shape.extent(3);
-    pb.dv = v.shape.extent(3);
-    pb.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(pb.d)));
-    pb.causal = causal;
-    pb.offset = causal ? pb.lk - pb.lq : 0;
-    pb.path = path;
-    refer(q, pb.q);
-    refer(k, pb.k);
-    refer(v, pb.v);
-    refer(out, pb.out);
-    flash::run(pb);
-}
-
 struct context_1024 : shaped::axis<"context_length", 1024> {};
 struct sdpa_tokens : shaped::dynamic_axis<"num_tokens", shaped::at_most<context_1024>> {};
 
@@ -254,7 +227,7 @@ double grouped_against_expanded(std::size_t b, std::size_t t, std::size_t cached
     for (const flash::isa path : {flash::isa::portable, flash::isa::avx2, flash::isa::avx512}) {
         auto out = grouped;
         std::fill_n(out.data(), out.numel(), std::numeric_limits<float>::quiet_NaN());
-        grouped_on_path(out, q, k, v, Group::extent, true, path);
+        test::run_on_path(out, q, k, v, {.causal = true, .group = Group::extent}, path);
         worst = std::max(worst, shaped::max_abs_diff(out, expanded));
     }
     return worst;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "check.hpp"
+#include "flash_paths.hpp"
 #include "golden/modern_goldens.hpp"
 #include "module_goldens.hpp"
 
@@ -36,32 +37,6 @@ auto book_masked(const Q& q, const K& k, const V& v, const Mask& masked) {
     auto scores = shaped::matmul(q, k.template transpose<-2, -1>());
     auto filled = shaped::masked_fill(std::move(scores), masked, -std::numeric_limits<float>::infinity());
     return shaped::matmul(shaped::softmax<-1>(filled / std::sqrt(8.0f)), v);
-}
-
-// The kernel with a sliding window and `path` forced, as the op sets it up.
-template <class Out, class Q, class K, class V>
-void window_on_path(Out& out, const Q& q, const K& k, const V& v, std::size_t window, flash::isa path) {
-    auto refer = [](auto& x, auto& ref) {
-        const auto st = x.stride();
-        ref.data = x.data();
-        ref.batch_stride = {st[0], st[1]};
-        ref.row_stride = st[2];
-    };
-    flash::problem<2> pb;
-    pb.batch = {q.shape.extent(0), q.shape.extent(1)};
-    pb.lq = q.shape.extent(2);
-    pb.lk = k.shape.extent(2);
-    pb.d = pb.dv = 8;
-    pb.scale = static_cast<float>(1.0 / std::sqrt(8.0));
-    pb.causal = true;
-    pb.offset = pb.lk - pb.lq;
-    pb.window = window;
-    pb.path = path;
-    refer(q, pb.q);
-    refer(k, pb.k);
-    refer(v, pb.v);
-    refer(out, pb.out);
-    flash::run(pb);
 }
 
 }  // namespace
@@ -171,7 +146,7 @@ TEST_CASE("causal attention in a sliding window equals the book's ch04/06_swa ma
         for (const flash::isa path : {flash::isa::portable, flash::isa::avx2, flash::isa::avx512}) {
             auto out = fused;
             std::fill_n(out.data(), out.numel(), std::numeric_limits<float>::quiet_NaN());
-            window_on_path(out, q, k, v, W::extent, path);
+            test::run_on_path(out, q, k, v, {.causal = true, .window = W::extent}, path);
             diff = std::max(diff, shaped::max_abs_diff(out, book));
         }
         REQUIRE(diff <= tolerance);
@@ -205,7 +180,7 @@ TEST_CASE("a NaN among the values of keys before a query's window does not reach
     v.storage()(0, 0, 0, 0) = std::numeric_limits<float>::quiet_NaN();  // key 0: seen by queries 0, 1, 2 only
     for (const flash::isa path : {flash::isa::portable, flash::isa::avx2, flash::isa::avx512}) {
         auto out = shaped::scaled_dot_product_attention(q, k, v, shaped::is_causal, shaped::sliding_window<w3>);
-        window_on_path(out, q, k, v, 3, path);
+        test::run_on_path(out, q, k, v, {.causal = true, .window = 3}, path);
         for (std::size_t i = 0; i < 10; ++i) CHECK(std::isnan(out.at(0, 0, i, 0)) == (i < 3));
         CHECK(!std::isnan(out.at(0, 0, 0, 1)));
     }

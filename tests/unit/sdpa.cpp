@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "check.hpp"
+#include "flash_paths.hpp"
 
 namespace {
 
@@ -53,35 +54,7 @@ X nan_like(const X& x) {
     return y;
 }
 
-// The kernel on q (B..., T, D), k (B..., K, D) and v (B..., K, E), each read in place (its last axis adjacent
-// in memory), into out (B..., T, E), on `path`: the call scaled_dot_product_attention makes, with the path
-// forced instead of the CPU's widest.
-template <class Out, class Q, class K, class V>
-void run_on_path(Out& out, const Q& q, const K& k, const V& v, bool causal, flash::isa path) {
-    constexpr std::size_t n = Q::rank, nb = n - 2;
-    auto refer = [](auto& x, auto& ref) {
-        const auto st = x.stride();
-        REQUIRE(st[n - 1] == 1);
-        ref.data = x.data();
-        for (std::size_t a = 0; a < nb; ++a) ref.batch_stride[a] = st[a];
-        ref.row_stride = st[n - 2];
-    };
-    flash::problem<nb> pb;
-    for (std::size_t a = 0; a < nb; ++a) pb.batch[a] = q.shape.extent(a);
-    pb.lq = q.shape.extent(n - 2);
-    pb.lk = k.shape.extent(n - 2);
-    pb.d = q.shape.extent(n - 1);
-    pb.dv = v.shape.extent(n - 1);
-    pb.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(pb.d)));
-    pb.causal = causal;
-    pb.offset = causal ? pb.lk - pb.lq : 0;
-    pb.path = path;
-    refer(q, pb.q);
-    refer(k, pb.k);
-    refer(v, pb.v);
-    refer(out, pb.out);
-    flash::run(pb);
-}
+using test::run_on_path;
 
 struct context_length : shaped::axis<"context_length", 1024> {};
 struct batch : shaped::dynamic_axis<"batch"> {};

@@ -27,6 +27,20 @@ struct use_cache_t {
 /// The tag itself: `model(ids, shaped::nn::use_cache)`.
 inline constexpr use_cache_t use_cache{};
 
+namespace detail {
+// A cache holding `size` tokens of `batch` sequences takes `n` more of `b` sequences: the same batch (unless
+// empty), and room for them within `capacity` tokens (`bound`, the context's name); else shape_error.
+inline void check_room(const char* op, std::size_t size, std::size_t batch, std::size_t b, std::size_t n,
+                       std::size_t capacity, const std::string& bound) {
+    if (size > 0 && b != batch)
+        throw shape_error(op, "batch=" + std::to_string(batch) + " (the batch the cache holds; reset() it for another)",
+                          "batch=" + std::to_string(b));
+    if (n > capacity || size > capacity - n)
+        throw shape_error(op, "at most " + std::to_string(capacity) + " tokens (" + bound + ") in the cache",
+                          std::to_string(size) + " cached + " + std::to_string(n) + " new");
+}
+}  // namespace detail
+
 /// The cached keys and values of one attention module, room for `ContextLength` tokens per sequence.
 ///
 /// Shapes: `append` takes the new tokens' keys and values, `(batch, num_tokens, NumHeads, HeadDim)` as the
@@ -100,14 +114,7 @@ private:
         if (vb != b || vn_tokens != n)
             throw shape_error("nn::kv_cache::append(keys, values)", "values of the keys' batch and tokens " + k_shape,
                               v_shape);
-        if (size_ > 0 && b != batch_)
-            throw shape_error("nn::kv_cache::append(keys, values)",
-                              "batch=" + std::to_string(batch_) + " (the batch the cache holds; reset() it for another)",
-                              "batch=" + std::to_string(b));
-        if (n > C || size_ > C - n)
-            throw shape_error("nn::kv_cache::append(keys, values)",
-                              "at most " + std::to_string(C) + " tokens (" + axis_name<ContextLength>() + ") in the cache",
-                              std::to_string(size_) + " cached + " + std::to_string(n) + " new");
+        detail::check_room("nn::kv_cache::append(keys, values)", size_, batch_, b, n, C, axis_name<ContextLength>());
         if (size_ == 0) {
             batch_ = b;
             if (k_.size() < b * H * C * DK) {
@@ -176,14 +183,7 @@ public:
         static_assert(B::dynamic_atoms <= 1 && T::dynamic_atoms <= 1,
                       "shaped::nn::latent_cache: batch and num_tokens are atomic axes, static or run-time");
         const std::size_t b = latent.shape.extent(0), n = latent.shape.extent(1);
-        if (size_ > 0 && b != batch_)
-            throw shape_error("nn::latent_cache::append(latent)",
-                              "batch=" + std::to_string(batch_) + " (the batch the cache holds; reset() it for another)",
-                              "batch=" + std::to_string(b));
-        if (n > C || size_ > C - n)
-            throw shape_error("nn::latent_cache::append(latent)",
-                              "at most " + std::to_string(C) + " tokens (" + axis_name<ContextLength>() + ") in the cache",
-                              std::to_string(size_) + " cached + " + std::to_string(n) + " new");
+        detail::check_room("nn::latent_cache::append(latent)", size_, batch_, b, n, C, axis_name<ContextLength>());
         if (size_ == 0) {
             batch_ = b;
             if (c_.size() < b * C * L) c_.resize(b * C * L);
