@@ -245,3 +245,40 @@ TEST_CASE("docs/13-after-gpt2.md: RMSNorm, the gated feed-forward layer, QK-norm
     for (std::size_t t = 0; t < 5; ++t) CHECK(std::abs(scores.at(1, 2, t, t) - 16.f) < 1e-4f);
     CHECK(nn::parameter_count(ff) == 3 * 64 * 96);
 }
+
+TEST_CASE("convert_rope_layout moves a projection's rows between the pair layouts; the attention scores stay the same") {
+    struct batch1 : shaped::axis<"batch", 1> {};
+    struct ctx : shaped::axis<"context_length", 16> {};
+    struct tokens : shaped::axis<"num_tokens", 7, shaped::at_most<ctx>> {};
+    struct heads : shaped::axis<"num_heads", 3> {};
+    struct hd : shaped::axis<"head_dim", 8> {};
+    struct width : shaped::product<"d_out", heads, hd> {};
+    using keys = shaped::key<tokens>;
+    torch::manual_seed(31);
+    nn::linear<emb_dim, width> W_query, W_key;  // as a Meta checkpoint lays them out: interleaved pairs
+    const auto x = torch::rand<batch1, tokens, emb_dim>();
+    const nn::rope<ctx, hd, shaped::rope_layout::interleaved> meta_rope(500000.0);
+    const nn::rope<ctx, hd> hf_rope(500000.0);
+    auto scores = [&](const auto& rope, const auto& wq, const auto& wk) {
+        auto q = rope(wq(x).template view<batch1, tokens, heads, hd>().template transpose<1, 2>());
+        auto k = rope(wk(x).template view<batch1, tokens, heads, hd>().template transpose<1, 2>().template rename<batch1, heads, keys, hd>());
+        return shaped::matmul(q, k.template transpose<2, 3>());
+    };
+    const auto before = scores(meta_rope, W_query, W_key);
+    auto q_hf = W_query, k_hf = W_key;
+    // [convert]
+    nn::convert_rope_layout<shaped::rope_layout::interleaved, shaped::rope_layout::split_halves, heads, hd>(q_hf);
+    nn::convert_rope_layout<shaped::rope_layout::interleaved, shaped::rope_layout::split_halves, heads, hd>(k_hf);
+    // [convert]
+    const auto after = scores(hf_rope, q_hf, k_hf);
+    CHECK(shaped::max_abs_diff(before, after) <= 1e-5);
+    // Unconverted weights under the other layout give other scores: the conversion is what makes them agree.
+    CHECK(shaped::max_abs_diff(before, scores(hf_rope, W_query, W_key)) > 1e-2);
+    // Row 2i + j of each head went to j * 4 + i, and back again exactly.
+    CHECK(q_hf.weight.at(8 + 1 * 4 + 2, 5) == W_query.weight.at(8 + 2 * 2 + 1, 5));
+    CHECK(q_hf.bias->at(8 + 1 * 4 + 2) == W_query.bias->at(8 + 2 * 2 + 1));
+    CHECK(q_hf.bias->at(8 + 1 * 4 + 2) != W_query.bias->at(8 + 1 * 4 + 2));
+    nn::convert_rope_layout<shaped::rope_layout::split_halves, shaped::rope_layout::interleaved, heads, hd>(q_hf);
+    CHECK(shaped::max_abs_diff(q_hf.weight, W_query.weight) == 0.0);
+    CHECK(shaped::max_abs_diff(*q_hf.bias, *W_query.bias) == 0.0);
+}

@@ -5,16 +5,19 @@
 /// `nn::rope<ContextLength, HeadDim, Layout>`: rotary position embeddings, a cos/sin table computed once per
 /// model and the rotation of queries and keys by it (Llama, Qwen, Gemma), with Llama 3's frequency smoothing.
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "../diagnostics.hpp"
 #include "../tensor.hpp"
+#include "linear.hpp"
 #include "parameters.hpp"
 
 namespace shaped::nn {
@@ -168,6 +171,51 @@ public:
     /// No parameters: the table is recomputed, not loaded (the book registers it with `persistent=False`).
     static constexpr auto parameters() { return parameter_list(); }
 };
+
+/// Reorders a query or key projection's output rows from one RoPE pair layout to the other, in place: what
+/// loading Meta's original checkpoints (interleaved pairs) into a model with Hugging Face's layout (split
+/// halves), or the reverse, takes. Each head's rows `2i, 2i + 1` become rows `i, i + head_dim/2` (to
+/// `split_halves`), or back (to `interleaved`); the bias, if any, alike. Attention scores are unchanged:
+/// queries and keys converted together and rotated with the new layout give the same scores as before.
+///
+/// Shapes: `proj` is `linear<In, Out>` with `Out` the same axis as `merged<NumHeads, HeadDim>` (the book's
+/// `W_query` of `num_heads * head_dim`, `W_key` of `num_kv_heads * head_dim`). Element type: float.
+/// Errors: compile time, `From == To`, an odd `HeadDim`, an `Out` that is not `NumHeads × HeadDim`. Nothing is
+/// thrown.
+/// Source: Hugging Face's `permute` in convert_llama_weights_to_hf.py, `w.view(n_heads, dim // n_heads // 2,
+/// 2, dim).transpose(1, 2).reshape(dim, dim)`, and its inverse.
+/// Example: `nn::convert_rope_layout<rope_layout::interleaved, rope_layout::split_halves, num_heads, head_dim>(att.W_query);`
+template <rope_layout From, rope_layout To, Axis NumHeads, Axis HeadDim, Axis In, Axis Out>
+void convert_rope_layout(linear<In, Out>& proj) {
+    using out_axis = Out;
+    static_assert(From != To, "shaped::nn::convert_rope_layout<From, To>: the two layouts are the same");
+    static_assert(StaticAxis<HeadDim> && HeadDim::extent % 2 == 0,
+                  "shaped::nn::convert_rope_layout: head_dim must be static and even (RoPE rotates pairs)");
+    static_assert(diag::expect<same_axis_v<out_axis, merged<NumHeads, HeadDim>>,
+                               shaped::detail::described<diag::expected_axes, NumHeads, HeadDim>,
+                               shaped::detail::described<diag::tensor_axes, out_axis>>,
+                  "shaped::nn::convert_rope_layout<From, To, NumHeads, HeadDim>(proj): proj's output axis must be "
+                  "NumHeads * HeadDim (a query or key projection, heads outermost)");
+    if constexpr (From != To && same_axis_v<out_axis, merged<NumHeads, HeadDim>>) {
+        constexpr std::size_t H = NumHeads::extent, D = HeadDim::extent, half = D / 2;
+        // Row r of head h moves to row to(r): interleaved 2i + j <-> split halves j * half + i.
+        auto to = [](std::size_t r) {
+            if constexpr (To == rope_layout::split_halves) return (r % 2) * half + r / 2;
+            else return (r % half) * 2 + r / half;
+        };
+        auto move_rows = [&](float* data, std::size_t row_length) {
+            std::vector<float> head(D * row_length);
+            for (std::size_t h = 0; h < H; ++h) {
+                float* rows = data + h * D * row_length;
+                std::copy_n(rows, D * row_length, head.data());
+                for (std::size_t r = 0; r < D; ++r)
+                    std::copy_n(head.data() + r * row_length, row_length, rows + to(r) * row_length);
+            }
+        };
+        move_rows(proj.weight.data(), proj.weight.numel() / (H * D));
+        if (proj.bias) move_rows(proj.bias->data(), 1);
+    }
+}
 
 }  // namespace shaped::nn
 
