@@ -1,8 +1,10 @@
 // Grouped-query and latent attention's savings, as the book's ch04/04_gqa and ch04/05_mla count them: the
 // parameters of one attention layer at Llama's width (4096, 32 query heads of 128) with 32 key/value heads
 // (multi-head attention), with 8 (grouped, in groups of 4), and with a latent of 1024 per token (multi-head
-// latent attention), and the KV cache each keeps per token. It prints what tests/golden/book/gqa_memory.py
+// latent attention), and the KV cache each keeps per token; then the cache with a sliding window of 1024 tokens
+// in five of every six layers (Gemma 3's pattern, the book's ch04/06_swa estimator). It prints what tests/golden/book/gqa_memory.py
 // prints with PyTorch and the book's memory estimators.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -21,6 +23,7 @@ struct num_kv_heads : shaped::axis<"num_kv_heads", 8> {};
 struct group_size : shaped::axis<"group_size", 4> {};
 struct num_heads : shaped::product<"num_heads", num_kv_heads, group_size> {};  // 32 = 8 groups of 4
 struct latent_dim : shaped::axis<"latent_dim", 1024> {};
+struct sliding_window : shaped::axis<"sliding_window", 1024> {};
 // [axes]
 
 // 1234567 as "1,234,567".
@@ -65,4 +68,15 @@ int main() {
               << ", GQA " << gigabytes(gqa_token / 2 * tokens * layers) << ", MLA "
               << gigabytes(mla_token / 2 * tokens * layers) << "\n";
     std::cout << "ratio (MHA / GQA): " << mha_token / gqa_token << "\n";
+
+    // A local layer: the same grouped attention within a window, its cache the last 1024 tokens.
+    using swa_t = nn::sliding_window_attention<emb_dim, num_heads, num_kv_heads, head_dim, context_length, sliding_window>;
+    // Five local layers for every global one, as Gemma 3 (and the book's --swa_ratio 5:1): 32 layers give
+    // 5 blocks of six and two layers more, both local.
+    const std::size_t n_layers = 32, blocks = n_layers / 6, rest = n_layers % 6;
+    const std::size_t n_local = blocks * 5 + std::min<std::size_t>(5, rest), n_global = n_layers - n_local;
+    const double local_bytes = double(swa_t::cache_type::bytes_per_token) / 2 * sliding_window::extent,
+                 global_bytes = double(gqa_token) / 2 * tokens;
+    std::cout << "KV cache, GQA with a window of 1024 in " << n_local << " of 32 layers (5 local : 1 global), bf16: "
+              << gigabytes(n_local * local_bytes + n_global * global_bytes) << "\n";
 }

@@ -391,6 +391,27 @@ struct cached : axis_tag, detail::one_run_time_extent<A::bound> {
     using cache_of = A;
 };
 
+/// The key-token axis of a sliding-window KV cache (`nn::sliding_window_cache`) of `Window::extent` tokens,
+/// whose queries lie along `A`: the cached tokens the window still reaches and the new ones (at most
+/// `Window::extent - 1 + ` the new tokens). Such keys are right only for causal attention within that very
+/// window: `scaled_dot_product_attention` without `sliding_window<Window>`, or with another window, fails to
+/// compile (the tokens a wider window needs were dropped).
+///
+/// Shapes: a run-time extent with `A`'s bound; a key axis of `A` (`key<A>`'s relations hold) and a cache's
+/// axis as `cached<A>` is. Errors: none of its own.
+/// Source: the keys of the book's sliding-window cache, `keys[:, -attn_keep:]` (ch04/06_swa,
+/// `gpt_with_kv_swa.py`); Gemma 3's local layers.
+/// Example: `auto [k, v] = cache.append(keys_new, values_new);  // (b, heads, shaped::windowed<num_tokens, window>, head_dim)`
+template <Axis A, Axis Window>
+struct windowed : axis_tag, detail::one_run_time_extent<A::bound> {
+    /// The query-token axis these keys go with.
+    using query = A;
+    /// The same `A`: a cache's axis.
+    using cache_of = A;
+    /// The window of the cache the keys come from.
+    using window = Window;
+};
+
 /// How rotary position embeddings pair the elements of a head: `split_halves` pairs element `i` with `i +
 /// head_dim/2` (Hugging Face's checkpoints and the book's `apply_rope`), `interleaved` pairs `2i` with `2i + 1`
 /// (the RoPE paper and Meta's original Llama checkpoints). The two give the same attention only when the
@@ -518,6 +539,8 @@ template <Axis A>
 std::string axis_name() {
     if constexpr (requires { A::name; }) {
         return std::string(A::name);
+    } else if constexpr (requires { typename A::window; }) {
+        return "windowed<" + axis_name<typename A::query>() + ", " + axis_name<typename A::window>() + ">";
     } else if constexpr (detail::is_cached<A>) {
         return "cached<" + axis_name<typename A::query>() + ">";
     } else if constexpr (detail::is_key<A>) {

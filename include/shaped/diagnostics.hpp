@@ -112,6 +112,9 @@ struct key_axes {};
 /// The axes of `scaled_dot_product_attention`'s values.
 template <class... T>
 struct value_axes {};
+/// The sliding window, in keys, that a call of `scaled_dot_product_attention` asks for (0: none).
+template <std::size_t Keys>
+struct attention_window {};
 /// @}
 
 /// What an op returns when one of its shape checks failed, so that the failed `static_assert` is the

@@ -577,6 +577,34 @@ def make_modern(h):
         h.tensor("gqa_83_cached", torch.cat(outs, dim=1), "the same gqa and x in chunks of 1, 7, 64 and 128 "
                  "tokens through the KV-cache form, outputs concatenated")
 
+        # Sliding-window attention: 97, GQA (4 query heads on 2) within a window of 5, 40 tokens at once, then
+        # the same through the book's sliding-window cache in chunks of 1, 3, 7, 12 and 17 (chunks longer than
+        # the window, and steps); 98, one sequence of 300 tokens, window 64, in chunks of 100, 1, 1, 98, 100.
+        torch.manual_seed(97)
+        swa = ref["GroupedQueryAttention"](24, 4, 2, 8, window=5)
+        x = torch.rand(2, 40, 24) * 2 - 1
+        cos, sin = ref["compute_rope_params"](8, 10_000, 48)
+        h.tensor("swa_97", swa(x, cos, sin), "torch.manual_seed(97); swa = GroupedQueryAttention(24, 4, 2, 8, "
+                 "window=5); x = rand(2, 40, 24) * 2 - 1; swa(x, *compute_rope_params(8, 10_000, 48))")
+        cache, outs, pos = {}, [], 0
+        for n in (1, 3, 7, 12, 17):
+            outs.append(swa(x[:, pos:pos + n], cos, sin, pos, cache))
+            pos += n
+        h.tensor("swa_97_cached", torch.cat(outs, dim=1), "the same swa and x in chunks of 1, 3, 7, 12 and 17 "
+                 "tokens through the book's sliding-window cache, outputs concatenated")
+        torch.manual_seed(98)
+        swa = ref["GroupedQueryAttention"](32, 6, 3, 8, window=64)
+        x = torch.rand(1, 300, 32) * 2 - 1
+        cos, sin = ref["compute_rope_params"](8, 10_000, 320)
+        h.tensor("swa_98_long", swa(x, cos, sin), "torch.manual_seed(98); swa = GroupedQueryAttention(32, 6, 3, 8, "
+                 "window=64); x = rand(1, 300, 32) * 2 - 1; swa(x, *compute_rope_params(8, 10_000, 320))")
+        cache, outs, pos = {}, [], 0
+        for n in (100, 1, 1, 98, 100):
+            outs.append(swa(x[:, pos:pos + n], cos, sin, pos, cache))
+            pos += n
+        h.tensor("swa_98_cached", torch.cat(outs, dim=1), "the same swa and x in chunks of 100, 1, 1, 98 and 100 "
+                 "tokens through the book's sliding-window cache, outputs concatenated")
+
         # Masks: the book's sliding-window mask (5 queries after 4 cached tokens, window 3), SDPA with a bool
         # attn_mask (True = may attend) and with a float one, and causal attention within a window of 4 over
         # a cache of 6 earlier keys, on the math path.

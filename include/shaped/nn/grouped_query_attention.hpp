@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <optional>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "../ops/scaled_dot_product_attention.hpp"
@@ -21,6 +22,20 @@
 #include "self_attention.hpp"
 
 namespace shaped::nn {
+
+namespace detail {
+// The window axis of a module with one; a placeholder where `W` is void (never used then).
+template <class W>
+struct window_or_t {
+    using type = W;
+};
+template <>
+struct window_or_t<void> {
+    using type = axis<"no_window", 1>;
+};
+template <class W>
+using window_or = typename window_or_t<W>::type;
+}  // namespace detail
 
 /// Causal self-attention whose query heads share key/value heads in groups: `group_size = num_heads /
 /// num_kv_heads` query heads read one key/value head (one key/value head in all is multi-query attention).
@@ -38,9 +53,11 @@ namespace shaped::nn {
 /// NumKvHeads, key<num_tokens>, rotated<HeadDim, Layout>)`, values on `HeadDim`. Element type: float.
 /// Errors: compile time, a run-time `DIn`, `NumHeads`, `NumKvHeads`, `HeadDim` or `ContextLength`; `NumHeads`
 /// not declared as `NumKvHeads` times a group; an input that is not `(batch, num_tokens, DIn)` with
-/// `num_tokens` within `ContextLength`; a RoPE table of another head axis or layout. Thrown: `shape_error`
-/// from the RoPE table (positions past its end) and from the cache (more than `ContextLength` tokens, or
-/// another batch than it holds).
+/// `num_tokens` within `ContextLength`; a RoPE table of another head axis or layout; a `Window` that is not
+/// a static axis. Thrown: `shape_error` from the RoPE table (positions past its end) and from the cache (more
+/// than `ContextLength` tokens or positions, or another batch than it holds).
+/// `Window` (an axis, default `void`: none) makes it sliding-window attention, see `sliding_window_attention`:
+/// causal attention within the last `Window::extent` positions and a `sliding_window_cache`.
 /// Source: the book's `GroupedQueryAttention` (rasbt/LLMs-from-scratch ch04/04_gqa; with `head_dim` and
 /// `qk_norm` as in ch05/11_qwen3 and pkg/llms_from_scratch/qwen3.py): W_query, W_key, W_value, out_proj
 /// without biases (`qkv_bias` adds them to the first three), q_norm and k_norm (RMSNorm over `head_dim`,
@@ -52,7 +69,7 @@ namespace shaped::nn {
 /// Example: `shaped::nn::grouped_query_attention<emb_dim, num_heads, num_kv_heads, head_dim, context_length> att(true);`
 ///          `auto y = att(x, rope);`
 template <Axis DIn, Axis NumHeads, Axis NumKvHeads, Axis HeadDim, Axis ContextLength,
-          rope_layout Layout = rope_layout::split_halves>
+          rope_layout Layout = rope_layout::split_halves, class Window = void>
 class grouped_query_attention {
     static_assert(StaticAxis<DIn> && StaticAxis<NumHeads> && StaticAxis<NumKvHeads> && StaticAxis<HeadDim> &&
                       StaticAxis<ContextLength>,
@@ -65,6 +82,8 @@ class grouped_query_attention {
                   "group, key/value heads outermost: struct num_heads : shaped::product<\"num_heads\", num_kv_heads, "
                   "group_size> {}; (query head h reads key/value head h / group_size, as Hugging Face's checkpoints "
                   "and the book's repeat_interleave order them)");
+    static_assert(std::is_void_v<Window> || StaticAxis<Window>,
+                  "shaped::nn::grouped_query_attention: the sliding window is a static axis (or void for none)");
 
 public:
     /// The query heads, `NumKvHeads * group_size`.
@@ -94,8 +113,16 @@ public:
     std::optional<rms_norm<HeadDim>> q_norm;
     /// The same for each key head.
     std::optional<rms_norm<HeadDim>> k_norm;
-    /// The rotated keys and the values of the tokens seen with `use_cache`: `num_kv_heads` of them.
-    kv_cache<NumKvHeads, HeadDim, ContextLength, rotated<HeadDim, Layout>> cache;
+    /// The sliding window (an axis of `Window::extent` keys), or `void` for full causal attention.
+    using window = Window;
+    /// The cache of the `use_cache` call: `kv_cache` of every token, or with a window `sliding_window_cache`
+    /// of the last `Window` tokens; `num_kv_heads` of rotated keys and values.
+    using cache_type = std::conditional_t<std::is_void_v<Window>,
+                                          kv_cache<NumKvHeads, HeadDim, ContextLength, rotated<HeadDim, Layout>>,
+                                          sliding_window_cache<NumKvHeads, HeadDim, detail::window_or<Window>,
+                                                               ContextLength, rotated<HeadDim, Layout>>>;
+    /// The rotated keys and the values of the tokens seen with `use_cache`.
+    cache_type cache;
 
     /// Draws W_query, W_key, W_value and out_proj from `gen`, in that order (PyTorch's `nn.Linear` init);
     /// `qk_norm` adds q_norm and k_norm (ones), `qkv_bias` biases on the first three projections.
@@ -124,9 +151,7 @@ public:
             using b = shaped::detail::axis_at_t<0, X...>;
             using num_tokens = shaped::detail::axis_at_t<1, X...>;
             auto [queries, keys, values] = heads<key<num_tokens>>(x, rope, 0);
-            auto context = scaled_dot_product_attention(queries, keys, values, is_causal);
-            // context.transpose(1, 2).reshape(b, num_tokens, d_out)
-            return out_proj(std::move(context).template transpose<1, 2>().contiguous().template view<b, num_tokens, d_out>());
+            return out_proj(attend<b, num_tokens>(queries, keys, values));
         } else {
             return diag::failed_shape_check{};
         }
@@ -143,9 +168,7 @@ public:
             using num_tokens = shaped::detail::axis_at_t<1, X...>;
             auto [queries, keys_new, values_new] = heads<num_tokens>(x, rope, cache.size());
             auto [keys, values] = cache.append(keys_new, values_new);  // (b, num_kv_heads, cached<num_tokens>, ...)
-            auto context = scaled_dot_product_attention(queries, keys, values, is_causal);
-            // context.transpose(1, 2).reshape(b, num_tokens, d_out)
-            return out_proj(std::move(context).template transpose<1, 2>().contiguous().template view<b, num_tokens, d_out>());
+            return out_proj(attend<b, num_tokens>(queries, keys, values));
         } else {
             return diag::failed_shape_check{};
         }
@@ -167,6 +190,19 @@ public:
     }
 
 private:
+    // Causal attention (within the window, if any) of the heads, merged back: `(b, num_tokens, d_out)`.
+    template <class B, class T, class Q, class K, class V>
+    static auto attend(const Q& queries, const K& keys, const V& values) {
+        auto context = [&] {
+            if constexpr (std::is_void_v<Window>)
+                return scaled_dot_product_attention(queries, keys, values, is_causal);
+            else
+                return scaled_dot_product_attention(queries, keys, values, is_causal, sliding_window<Window>);
+        }();
+        // context.transpose(1, 2).reshape(b, num_tokens, d_out)
+        return std::move(context).template transpose<1, 2>().contiguous().template view<B, T, d_out>();
+    }
+
     // The projections split into heads, `(b, heads, tokens, head_dim)`, normed under qk_norm, queries and keys
     // rotated at `offset`; the keys and values along `KeyTokens`.
     template <class KeyTokens, class L, Axis B, Axis T>
@@ -181,6 +217,17 @@ private:
                           std::move(values).template rename<B, NumKvHeads, KeyTokens, HeadDim>()};
     }
 };
+
+/// Grouped-query attention within a sliding window of `Window::extent` keys (Gemma 3's local layers, the
+/// book's ch04/06_swa): `grouped_query_attention` with `Window`, query `i` attending to positions `i - W + 1`
+/// to `i`, and a `sliding_window_cache` that holds the last `W` tokens however long the sequence.
+///
+/// Shapes, errors and source: as `grouped_query_attention`; the cache's bound (`ContextLength`) counts
+/// positions, not tokens held. Example: `nn::sliding_window_attention<emb_dim, num_heads, num_kv_heads,
+/// head_dim, context_length, sliding_window> local;`
+template <Axis DIn, Axis NumHeads, Axis NumKvHeads, Axis HeadDim, Axis ContextLength, Axis Window,
+          rope_layout Layout = rope_layout::split_halves>
+using sliding_window_attention = grouped_query_attention<DIn, NumHeads, NumKvHeads, HeadDim, ContextLength, Layout, Window>;
 
 }  // namespace shaped::nn
 

@@ -28,16 +28,18 @@ struct use_cache_t {
 inline constexpr use_cache_t use_cache{};
 
 namespace detail {
-// A cache holding `size` tokens of `batch` sequences takes `n` more of `b` sequences: the same batch (unless
-// empty), and room for them within `capacity` tokens (`bound`, the context's name); else shape_error.
+// A cache that has taken `size` tokens of `batch` sequences takes `n` more of `b` sequences: the same batch
+// (unless empty), and room for them within `capacity` tokens (`bound`, the context's name); else shape_error.
+// `unit`, `where` and `taken` word the message: tokens in the cache, or the positions a sliding window passed.
 inline void check_room(const char* op, std::size_t size, std::size_t batch, std::size_t b, std::size_t n,
-                       std::size_t capacity, const std::string& bound) {
+                       std::size_t capacity, const std::string& bound, const char* unit = " tokens (",
+                       const char* where = ") in the cache", const char* taken = " cached + ") {
     if (size > 0 && b != batch)
         throw shape_error(op, "batch=" + std::to_string(batch) + " (the batch the cache holds; reset() it for another)",
                           "batch=" + std::to_string(b));
     if (n > capacity || size > capacity - n)
-        throw shape_error(op, "at most " + std::to_string(capacity) + " tokens (" + bound + ") in the cache",
-                          std::to_string(size) + " cached + " + std::to_string(n) + " new");
+        throw shape_error(op, "at most " + std::to_string(capacity) + unit + bound + where,
+                          std::to_string(size) + taken + std::to_string(n) + " new");
 }
 }  // namespace detail
 
@@ -117,9 +119,9 @@ private:
         detail::check_room("nn::kv_cache::append(keys, values)", size_, batch_, b, n, C, axis_name<ContextLength>());
         if (size_ == 0) {
             batch_ = b;
-            if (k_.size() < b * H * C * DK) {
-                k_.resize(b * H * C * DK);
-                v_.resize(b * H * C * D);
+            if (k_.size() < b * H * C * DK) {  // exactly what is needed (no growth factor); nothing to keep
+                k_ = std::vector<float>(b * H * C * DK);
+                v_ = std::vector<float>(b * H * C * D);
             }
         }
         for (std::size_t i = 0; i < b; ++i)
@@ -148,6 +150,128 @@ private:
     }
 
     std::vector<float> k_, v_;  // (batch, NumHeads, ContextLength, KeyDim or HeadDim), the first size_ tokens set
+    std::size_t batch_ = 0, size_ = 0;
+};
+
+/// The cached keys and values of one sliding-window attention module: the last `Window` tokens of each
+/// sequence (a ring buffer), however long the sequence, positions up to `ContextLength`.
+///
+/// Shapes: `append` takes the new tokens' keys and values as `kv_cache::append` does, `(batch, num_tokens,
+/// NumHeads, ...)` or `(batch, NumHeads, num_tokens, ...)`, and gives back the keys and values the new queries
+/// may see, `(batch, NumHeads, windowed<num_tokens, Window>, ...)`: the last `Window - 1` tokens before them
+/// (fewer at the start) and the new ones, in order. Their axis makes `scaled_dot_product_attention` insist
+/// on `is_causal` with `sliding_window<Window>`, the cache's own window. `KeyDim` as for `kv_cache`.
+/// Element type: float.
+/// Errors: compile time, keys or values of other axes, a run-time axis among the class's. Thrown,
+/// `shape_error`: values whose run-time extents (batch, num_tokens) are not the keys'; positions past
+/// `ContextLength` (`size()` counts every token taken since `reset()`, not those held: the positions a RoPE
+/// table or a positional embedding covers), naming it; a call's batch other than the one the cache started
+/// with. Nothing is copied before these checks. Memory: `batch * Window * bytes_per_token`, taken on the first
+/// call after a `reset()` whose batch needs more, and kept.
+/// Source: the book's `MultiHeadAttentionWithSWA` cache (ch04/06_swa, `gpt_with_kv_swa.py`): its keys for
+/// attention, `attn_keep = min(len, W + num_tokens - 1)`, and what it keeps, `cache_keep = min(len, W)`; here
+/// the kept tokens are written in place into a ring of `W` slots. A chunked prefill gives the uncached
+/// forward's numbers (the earliest queries of a chunk still reach `W - 1` tokens back).
+/// Example: `nn::sliding_window_cache<num_kv_heads, head_dim, window, context_length> cache;`
+///          `auto [k, v] = cache.append(keys_new, values_new);`
+template <Axis NumHeads, Axis HeadDim, Axis Window, Axis ContextLength, Axis KeyDim = HeadDim>
+class sliding_window_cache {
+    static_assert(StaticAxis<NumHeads> && StaticAxis<HeadDim> && StaticAxis<Window> && StaticAxis<ContextLength> &&
+                      StaticAxis<KeyDim>,
+                  "shaped::nn::sliding_window_cache: heads, head_dim, the window and context_length are static axes");
+    static_assert(Window::extent >= 1, "shaped::nn::sliding_window_cache: a window of at least one token");
+    static constexpr std::size_t H = NumHeads::extent, D = HeadDim::extent, DK = KeyDim::extent,
+                                 W = Window::extent, C = ContextLength::extent;
+
+public:
+    /// Bytes one held token takes, keys and values of every head, per sequence (as `kv_cache`'s).
+    static constexpr std::size_t bytes_per_token = H * (DK + D) * sizeof(float);
+    /// The number of tokens taken since `reset()` (the position the next token takes).
+    std::size_t size() const noexcept { return size_; }
+    /// The number of tokens held: `min(size(), Window)`.
+    std::size_t held() const noexcept { return std::min(size_, W); }
+    /// The batch the cache was started with (0 when empty).
+    std::size_t batch() const noexcept { return size_ ? batch_ : 0; }
+    /// Bytes the cache holds allocated: `batch * Window * bytes_per_token` after its first append.
+    std::size_t capacity_bytes() const noexcept { return (k_.capacity() + v_.capacity()) * sizeof(float); }
+    /// Forgets every token; the memory stays for the next sequence.
+    void reset() noexcept { size_ = 0; }
+
+    /// Takes the new tokens' keys and values, `(batch, num_tokens, NumHeads, ...)`, and gives back those the
+    /// new queries see, `(batch, NumHeads, windowed<num_tokens, Window>, ...)`. Throws as the class says.
+    template <class B, class T, class LK, class LV>
+    auto append(const basic_tensor<float, LK, B, T, NumHeads, KeyDim>& keys,
+                const basic_tensor<float, LV, B, T, NumHeads, HeadDim>& values) {
+        const auto& kc = keys.storage();  // row-major: in place when contiguous, else a copy
+        const auto& vc = values.storage();
+        const std::size_t n = keys.shape.extent(1);
+        return store<B, T>(kc.data(), vc.data(), keys.shape.extent(0), n, values.shape.extent(0),
+                           values.shape.extent(1), {n * H, H, 1}, keys.shape.text(), values.shape.text());
+    }
+    /// The same for keys and values with their heads split off, `(batch, NumHeads, num_tokens, ...)`.
+    template <class B, class T, class LK, class LV>
+    auto append(const basic_tensor<float, LK, B, NumHeads, T, KeyDim>& keys,
+                const basic_tensor<float, LV, B, NumHeads, T, HeadDim>& values) {
+        const auto& kc = keys.storage();
+        const auto& vc = values.storage();
+        const std::size_t n = keys.shape.extent(2);
+        return store<B, T>(kc.data(), vc.data(), keys.shape.extent(0), n, values.shape.extent(0),
+                           values.shape.extent(2), {H * n, 1, n}, keys.shape.text(), values.shape.text());
+    }
+
+private:
+    // Row (sequence i, token t, head h) of the new keys and values is at i * s[0] + t * s[1] + h * s[2]; the
+    // token at position p of sequence i, head h, lives in slot p % W of ring (i * H + h).
+    template <class B, class T>
+    auto store(const float* kn, const float* vn, std::size_t b, std::size_t n, std::size_t vb, std::size_t vn_tokens,
+               std::array<std::size_t, 3> s, const std::string& k_shape, const std::string& v_shape) {
+        static_assert(B::dynamic_atoms <= 1 && T::dynamic_atoms <= 1,
+                      "shaped::nn::sliding_window_cache: batch and num_tokens are atomic axes, static or run-time");
+        constexpr const char* op = "nn::sliding_window_cache::append(keys, values)";
+        if (vb != b || vn_tokens != n) throw shape_error(op, "values of the keys' batch and tokens " + k_shape, v_shape);
+        detail::check_room(op, size_, batch_, b, n, C, axis_name<ContextLength>(), " positions (", ")", " taken + ");
+        if (size_ == 0) {
+            batch_ = b;
+            if (k_.size() < b * H * W * DK) {  // exactly what is needed; nothing to keep
+                k_ = std::vector<float>(b * H * W * DK);
+                v_ = std::vector<float>(b * H * W * D);
+            }
+        }
+        const std::size_t before = std::min(size_, W - 1), m = before + n;  // the book's attn_keep
+        using keys_t = tensor<float, B, NumHeads, windowed<T, Window>, KeyDim>;
+        using values_t = tensor<float, B, NumHeads, windowed<T, Window>, HeadDim>;
+        auto extents_of = [&]<class R>(std::type_identity<R>) {
+            if constexpr (DynamicAxis<B>)
+                return R::extents_type::checked(op, b, m);
+            else
+                return R::extents_type::checked(op, m);
+        };
+        keys_t k(extents_of(std::type_identity<keys_t>{}), uninitialized);
+        values_t v(extents_of(std::type_identity<values_t>{}), uninitialized);
+        for (std::size_t i = 0; i < b; ++i)
+            for (std::size_t h = 0; h < H; ++h) {
+                const std::size_t ring = i * H + h, out = ring * m;
+                for (std::size_t j = 0; j < before; ++j) {  // the held tokens the window still reaches
+                    const std::size_t slot = (size_ - before + j) % W;
+                    std::copy_n(k_.data() + (ring * W + slot) * DK, DK, k.data() + (out + j) * DK);
+                    std::copy_n(v_.data() + (ring * W + slot) * D, D, v.data() + (out + j) * D);
+                }
+                for (std::size_t t = 0; t < n; ++t) {  // the new ones
+                    const std::size_t row = i * s[0] + t * s[1] + h * s[2];
+                    std::copy_n(kn + row * DK, DK, k.data() + (out + before + t) * DK);
+                    std::copy_n(vn + row * D, D, v.data() + (out + before + t) * D);
+                }
+                for (std::size_t t = n > W ? n - W : 0; t < n; ++t) {  // the book's cache_keep: the last W
+                    const std::size_t row = i * s[0] + t * s[1] + h * s[2], slot = (size_ + t) % W;
+                    std::copy_n(kn + row * DK, DK, k_.data() + (ring * W + slot) * DK);
+                    std::copy_n(vn + row * D, D, v_.data() + (ring * W + slot) * D);
+                }
+            }
+        size_ += n;
+        return std::pair{std::move(k), std::move(v)};
+    }
+
+    std::vector<float> k_, v_;  // (batch, NumHeads, Window, KeyDim or HeadDim): position p in slot p % Window
     std::size_t batch_ = 0, size_ = 0;
 };
 
@@ -186,7 +310,7 @@ public:
         detail::check_room("nn::latent_cache::append(latent)", size_, batch_, b, n, C, axis_name<ContextLength>());
         if (size_ == 0) {
             batch_ = b;
-            if (c_.size() < b * C * L) c_.resize(b * C * L);
+            if (c_.size() < b * C * L) c_ = std::vector<float>(b * C * L);  // exactly what is needed
         }
         const auto& from = latent.storage();  // row-major (b, n, L)
         for (std::size_t i = 0; i < b; ++i)

@@ -80,7 +80,12 @@ struct sdpa_result<Value, axis_pack<Leading...>, Last> {
 };
 
 template <class K, class T>
-inline constexpr bool keys_of_queries = same_axis_v<K, T> || std::is_same_v<K, key<T>> || std::is_same_v<K, cached<T>>;
+inline constexpr bool windowed_of = false;
+template <class T, class W>
+inline constexpr bool windowed_of<windowed<T, W>, T> = true;
+template <class K, class T>
+inline constexpr bool keys_of_queries =
+    same_axis_v<K, T> || std::is_same_v<K, key<T>> || std::is_same_v<K, cached<T>> || windowed_of<K, T>;
 
 [[noreturn, gnu::noinline, gnu::cold]] inline void sdpa_causal_extents(const std::string& q_shape,
                                                                        const std::string& k_shape, bool cache) {
@@ -239,8 +244,20 @@ auto sdpa(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, 
                       "shaped::scaled_dot_product_attention(q, k, v, is_causal): a causal mask orders the keys by the "
                       "queries' positions, so the keys must lie along key<num_tokens> (or cached<num_tokens>) of the "
                       "queries' num_tokens");
+        // Keys from a sliding-window cache hold only what its window sees: attend within that window.
+        constexpr bool window_ok = [] {
+            if constexpr (requires { typename axis_at_t<n - 2, K...>::window; })
+                return Causal && Window == axis_at_t<n - 2, K...>::window::extent;
+            else
+                return true;
+        }();
+        static_assert(diag::expect<!(rules::head_ok && rules::keys_ok && rules::batch_ok && rules::causal_ok) || window_ok,
+                                   described<diag::key_axes, axis_at_t<n - 2, K...>>, diag::attention_window<Window>>,
+                      "shaped::scaled_dot_product_attention(q, k, v): the keys come from a sliding-window cache, which "
+                      "keeps only the tokens its window sees: attend with is_causal and sliding_window<W> of the "
+                      "cache's own window W (windowed<num_tokens, W>)");
         if constexpr (rules::head_ok && rules::keys_ok && rules::batch_ok && rules::causal_ok && rules::group_static &&
-                      mask_ok) {
+                      mask_ok && window_ok) {
             constexpr std::size_t nb = n - 2;
             using tk = axis_at_t<n - 2, K...>;
             using result_t = typename sdpa_result<Value, decltype(sublist<0, Q...>(std::make_index_sequence<n - 1>{})),

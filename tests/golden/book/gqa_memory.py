@@ -1,8 +1,8 @@
 """What examples/gqa_memory.cpp prints, from PyTorch and the book's estimators (ch04/04_gqa,
-memory_estimator_gqa.py; ch04/05_mla, memory_estimator_mla.py): one attention layer's parameters at width
+memory_estimator_gqa.py; ch04/05_mla, memory_estimator_mla.py; ch04/06_swa, memory_estimator_swa.py): one attention layer's parameters at width
 4096, 32 query heads of 128, with 32 and with 8 key/value heads (tests/golden/modern/reference.py's
 GroupedQueryAttention, no biases) and with a latent of 1024 (its MultiHeadLatentAttention), and the KV
-cache's bytes."""
+cache's bytes, also with a sliding window of 1024 in five of every six layers."""
 import math
 import pathlib
 import runpy
@@ -27,6 +27,21 @@ def calc_mla_bytes_total(batch, context_length, n_layers, latent_dim, bytes_per_
     return batch * context_length * n_layers * latent_dim * bytes_per_elem
 
 
+def distribute_layers(n_layers, a, b):
+    # The book's SWA estimator: a sliding-window layers for every b full ones.
+    block = a + b
+    blocks, rem = n_layers // block, n_layers % block
+    return blocks * a + min(a, rem), blocks * b + max(0, rem - a)
+
+
+def calc_swa_bytes_total(batch, context_length, window, emb_dim, n_heads, n_kv_heads, n_layers, bytes_per_elem, a, b):
+    # The book's estimate_totals (total_mixed_gqa): a window's tokens in the local layers, all in the others.
+    n_swa, n_full = distribute_layers(n_layers, a, b)
+    local = calc_kv_bytes_total(batch, min(context_length, window), emb_dim, n_heads, n_kv_heads, 1, bytes_per_elem)
+    full = calc_kv_bytes_total(batch, context_length, emb_dim, n_heads, n_kv_heads, 1, bytes_per_elem)
+    return n_swa, n_full, n_swa * local + n_full * full
+
+
 mha = ref["GroupedQueryAttention"](4096, 32, 32, 128)
 gqa = ref["GroupedQueryAttention"](4096, 32, 8, 128)
 mla = ref["MultiHeadLatentAttention"](4096, 4096, 32, 1024)
@@ -44,3 +59,6 @@ mla_total = calc_mla_bytes_total(1, 32768, 32, 1024, 2)
 print(f"KV cache, 32 layers, 32768 tokens, batch 1, bf16: MHA {mha_total / 1000**3:,.2f} GB, "
       f"GQA {gqa_total / 1000**3:,.2f} GB, MLA {mla_total / 1000**3:,.2f} GB")
 print(f"ratio (MHA / GQA): {mha_total // gqa_total}")
+n_swa, n_full, swa_total = calc_swa_bytes_total(1, 32768, 1024, 4096, 32, 8, 32, 2, 5, 1)
+print(f"KV cache, GQA with a window of 1024 in {n_swa} of 32 layers (5 local : 1 global), bf16: "
+      f"{swa_total / 1000**3:,.2f} GB")

@@ -94,11 +94,13 @@ class GroupedQueryAttention(nn.Module):
     without head_dim and qk_norm): num_kv_heads key/value heads, each read by group_size = num_heads //
     num_kv_heads query heads (keys and values expanded with repeat_interleave), head_dim of its own, optional
     QK-norm, RoPE, the causal mask. With start_pos and cache (a dict), the KV-cache form of the book's
-    qwen3 KV-cache code: new tokens rotated at start_pos, their keys and values appended."""
+    qwen3 KV-cache code: new tokens rotated at start_pos, their keys and values appended. With window, causal
+    attention within the last `window` positions and the book's sliding-window cache (ch04/06_swa)."""
 
-    def __init__(self, d_in, num_heads, num_kv_heads, head_dim, qk_norm=False):
+    def __init__(self, d_in, num_heads, num_kv_heads, head_dim, qk_norm=False, window=None):
         super().__init__()
         assert num_heads % num_kv_heads == 0
+        self.window = window
         self.num_heads, self.num_kv_heads = num_heads, num_kv_heads
         self.group_size = num_heads // num_kv_heads
         self.head_dim = head_dim
@@ -129,12 +131,22 @@ class GroupedQueryAttention(nn.Module):
                 keys = torch.cat([cache["k"], keys], dim=2)
                 values = torch.cat([cache["v"], values], dim=2)
             cache["k"], cache["v"] = keys, values
+            if self.window is not None:
+                # The book's sliding-window cache (ch04/06_swa): attention reads the last W + num_tokens - 1
+                # keys, the cache keeps the last W.
+                attn_keep = min(keys.shape[2], self.window + num_tokens - 1)
+                cache_keep = min(keys.shape[2], self.window)
+                cache["k"], cache["v"] = keys[:, :, -cache_keep:], values[:, :, -cache_keep:]
+                keys, values = keys[:, :, -attn_keep:], values[:, :, -attn_keep:]
         num_keys = keys.shape[2]
         keys = keys.repeat_interleave(self.group_size, dim=1)
         values = values.repeat_interleave(self.group_size, dim=1)
         attn_scores = queries @ keys.transpose(2, 3)
-        # Query i (position start_pos + i) sees keys 0 .. start_pos + i.
-        mask = torch.triu(torch.ones(num_tokens, num_keys, dtype=torch.bool), diagonal=num_keys - num_tokens + 1)
+        # Query i (position start_pos + i) sees keys 0 .. start_pos + i (the last W of them with a window).
+        if self.window is not None:
+            mask = sliding_window_mask(num_tokens, num_keys, self.window)
+        else:
+            mask = torch.triu(torch.ones(num_tokens, num_keys, dtype=torch.bool), diagonal=num_keys - num_tokens + 1)
         attn_scores = attn_scores.masked_fill(mask, -torch.inf)
         attn_weights = torch.softmax(attn_scores / self.head_dim ** 0.5, dim=-1)
         context = (attn_weights @ values).transpose(1, 2).reshape(b, num_tokens, self.d_out)
