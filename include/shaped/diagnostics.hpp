@@ -236,6 +236,21 @@ struct failed_shape_check {
     template <class X> friend failed_shape_check operator/(failed_shape_check, const X&) { return {}; }
 };
 
+/// The frame of a module's call: `forward(args...)` when the call's checks passed (`Ok`), else
+/// `failed_shape_check` without calling it, so that the failed `static_assert` stays the only error.
+/// `forward` takes the checked input as its parameter (a generic lambda), so that nothing in its body is
+/// compiled for an input that failed; the axes it needs are deduced there.
+///
+/// Shapes: whatever `forward` gives. Errors: none of its own.
+/// Example: `return diag::checked<ok>([&]<class B, class T, class E>(const basic_tensor<float, L, B, T, E>& x) { ... }, x);`
+template <bool Ok, class F, class... Args>
+constexpr auto checked(F&& forward, Args&&... args) {
+    if constexpr (Ok)
+        return std::forward<F>(forward)(std::forward<Args>(args)...);
+    else
+        return failed_shape_check{};
+}
+
 /// After a failed shape check, no further errors (see `diag::failed_shape_check`).
 template <class X>
     requires(!std::is_same_v<X, failed_shape_check>)

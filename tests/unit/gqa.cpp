@@ -13,6 +13,7 @@
 #include "flash_paths.hpp"
 #include "golden/modern_goldens.hpp"
 #include "module_goldens.hpp"
+#include "sequences.hpp"
 
 #include <shaped/nn/grouped_query_attention.hpp>
 #include <shaped/nn/multi_head_latent_attention.hpp>
@@ -97,25 +98,6 @@ struct heads_6 : shaped::product<"num_heads", kv_3, group_2> {};
 struct hd_8 : shaped::axis<"head_dim", 8> {};
 using gqa_83 = nn::grouped_query_attention<width_32, heads_6, kv_3, hd_8, ctx_256>;
 
-// x[:, from:from + n] for every sequence of `b` copies of the (1, 200, 32) input.
-shaped::tensor<float, batch, long_tokens, width_32> copies(const shaped::tensor<float, batch, long_tokens, width_32>& x,
-                                                          std::size_t b, std::size_t from, std::size_t n) {
-    auto out = shaped::zeros<batch, long_tokens, width_32>(b, n);
-    for (std::size_t i = 0; i < b; ++i)
-        for (std::size_t t = 0; t < n; ++t)
-            for (std::size_t e = 0; e < 32; ++e) out.data()[(i * n + t) * 32 + e] = x.at(0, from + t, e);
-    return out;
-}
-// The largest difference between rows from..from + n of every sequence of y and rows of the (1, 200, 32) golden.
-template <class Y, std::size_t N>
-double rows_diff(const Y& y, const std::array<float, N>& golden, std::size_t from) {
-    double worst = 0;
-    for (std::size_t i = 0; i < y.shape.extent(0); ++i)
-        for (std::size_t t = 0; t < y.shape.extent(1); ++t)
-            for (std::size_t e = 0; e < 32; ++e)
-                worst = std::max(worst, std::abs(double(y.at(i, t, e)) - golden[(from + t) * 32 + e]));
-    return worst;
-}
 }  // namespace
 
 TEST_CASE("grouped_query_attention at run-time lengths 1..200 and batches 1..4, and its KV cache, against the book's") {
@@ -128,7 +110,7 @@ TEST_CASE("grouped_query_attention at run-time lengths 1..200 and batches 1..4, 
     for (std::size_t t : {1, 2, 3, 17, 63, 64, 65, 128, 199}) {
         const std::size_t b = 1 + t % 4;
         INFO("num_tokens ", t, ", batch ", b);
-        CHECK(rows_diff(gqa(copies(x, b, 0, t), rope), golden::gqa_83_long, 0) <= tolerance);
+        CHECK(test::rows_diff(gqa(test::tokens(x, b, 0, t), rope), golden::gqa_83_long, 0, 200, 32, 1) <= tolerance);
     }
 
     // The KV cache: chunks of 1, 7, 64 and 128 tokens (a prefill in pieces), each at its position, give the
@@ -137,10 +119,10 @@ TEST_CASE("grouped_query_attention at run-time lengths 1..200 and batches 1..4, 
         gqa.reset_cache();
         std::size_t pos = 0;
         for (std::size_t n : {1, 7, 64, 128}) {
-            const auto y = gqa(copies(x, b, pos, n), rope, nn::use_cache);
+            const auto y = gqa(test::tokens(x, b, pos, n), rope, nn::use_cache);
             INFO("batch ", b, ", tokens ", pos, "..", pos + n);
-            CHECK(rows_diff(y, golden::gqa_83_cached, pos) <= tolerance);
-            CHECK(rows_diff(y, golden::gqa_83_long, pos) <= tolerance);
+            CHECK(test::rows_diff(y, golden::gqa_83_cached, pos, 200, 32, 1) <= tolerance);
+            CHECK(test::rows_diff(y, golden::gqa_83_long, pos, 200, 32, 1) <= tolerance);
             pos += n;
         }
         CHECK(gqa.cache.size() == 200);
@@ -149,10 +131,10 @@ TEST_CASE("grouped_query_attention at run-time lengths 1..200 and batches 1..4, 
         CHECK(gqa.cache.capacity_bytes() >= b * 256 * decltype(gqa.cache)::bytes_per_token);
         // Past the context: refused before anything is stored, naming the positions (the RoPE table, as long
         // as the cache, is the first to see them).
-        CHECK(test::thrown<shaped::shape_error>([&] { (void)gqa(copies(x, b, 0, 57), rope, nn::use_cache); }) ==
+        CHECK(test::thrown<shaped::shape_error>([&] { (void)gqa(test::tokens(x, b, 0, 57), rope, nn::use_cache); }) ==
               "shaped::nn::rope(x, offset): expected positions within the table's (context_length=256), got "
               "positions 200 to 256 (offset 200, num_tokens=57)");
-        CHECK_NOTHROW((void)gqa(copies(x, b, 0, 56), rope, nn::use_cache));  // positions 200 to 255: the last 56
+        CHECK_NOTHROW((void)gqa(test::tokens(x, b, 0, 56), rope, nn::use_cache));  // positions 200 to 255: the last 56
         CHECK(gqa.cache.size() == 256);
         // The cache's own bound, for a caller that appends itself.
         const auto k1 = shaped::zeros<batch, kv_3, long_tokens, shaped::rotated<hd_8>>(b, 1);
@@ -164,8 +146,8 @@ TEST_CASE("grouped_query_attention at run-time lengths 1..200 and batches 1..4, 
     }
     // A RoPE table shorter than the positions: the cache's offset is checked against it.
     gqa.reset_cache();
-    (void)gqa(copies(x, 1, 0, 200), rope, nn::use_cache);
-    CHECK(test::thrown<shaped::shape_error>([&] { (void)gqa(copies(x, 2, 0, 1), rope, nn::use_cache); }).find("batch=1") !=
+    (void)gqa(test::tokens(x, 1, 0, 200), rope, nn::use_cache);
+    CHECK(test::thrown<shaped::shape_error>([&] { (void)gqa(test::tokens(x, 2, 0, 1), rope, nn::use_cache); }).find("batch=1") !=
           std::string::npos);
 }
 
@@ -276,14 +258,6 @@ struct latent_dim : shaped::axis<"latent_dim", 12> {};
 using mla_t = nn::multi_head_latent_attention<mla_d_in, mla_d_out, mla_ctx, mla_heads, latent_dim>;
 
 // x[:, from:from + n] of a (batch, num_tokens, d_in) tensor.
-shaped::tensor<float, batch, mla_tokens, mla_d_in> mla_part(const shaped::tensor<float, batch, mla_tokens, mla_d_in>& x,
-                                                            std::size_t from, std::size_t n) {
-    auto out = shaped::zeros<batch, mla_tokens, mla_d_in>(x.shape.extent(0), n);
-    for (std::size_t i = 0; i < x.shape.extent(0); ++i)
-        for (std::size_t t = 0; t < n; ++t)
-            for (std::size_t e = 0; e < 24; ++e) out.data()[(i * n + t) * 24 + e] = x.at(i, from + t, e);
-    return out;
-}
 }  // namespace
 
 TEST_CASE("multi_head_latent_attention equals the book's MultiHeadLatentAttention, and its latent cache the whole sequence") {
@@ -301,7 +275,7 @@ TEST_CASE("multi_head_latent_attention equals the book's MultiHeadLatentAttentio
     std::vector<float> cached;
     std::size_t pos = 0;
     for (std::size_t n : {1, 6, 13}) {
-        const auto part = mla(mla_part(x, pos, n), nn::use_cache);
+        const auto part = mla(test::tokens(x, 2, pos, n), nn::use_cache);
         for (std::size_t i = 0; i < 2; ++i)
             for (std::size_t t = 0; t < n; ++t)
                 for (std::size_t e = 0; e < 32; ++e) {
@@ -314,7 +288,7 @@ TEST_CASE("multi_head_latent_attention equals the book's MultiHeadLatentAttentio
     // The cache keeps 12 floats a token where multi-head attention would keep keys and values, 2 × 32.
     static_assert(decltype(mla.cache)::bytes_per_token == 12 * 4);
     CHECK(mla.cache.size() == 20);
-    CHECK(test::thrown<shaped::shape_error>([&] { (void)mla(mla_part(x, 0, 13), nn::use_cache); }) ==
+    CHECK(test::thrown<shaped::shape_error>([&] { (void)mla(test::tokens(x, 2, 0, 13), nn::use_cache); }) ==
           "shaped::nn::latent_cache::append(latent): expected at most 32 tokens (context_length) in the cache, got 20 "
           "cached + 13 new");
     mla.reset_cache();

@@ -14,6 +14,7 @@
 #include "check.hpp"
 #include "golden/modern_goldens.hpp"
 #include "module_goldens.hpp"
+#include "sequences.hpp"
 
 #include <shaped/nn/grouped_query_attention.hpp>
 
@@ -34,34 +35,6 @@ struct num_heads : shaped::product<"num_heads", num_kv_heads, group_size> {};
 struct head_dim : shaped::axis<"head_dim", 8> {};
 struct sliding_window : shaped::axis<"sliding_window", 5> {};
 // [axes]
-
-// Rows from..from + y's tokens of every sequence of y against a golden of `width` floats a row, `tokens` rows
-// a sequence (the golden's batch `golden_batch`, y's sequence i compared with the golden's i % golden_batch).
-template <class Y, std::size_t N>
-double rows_diff(const Y& y, const std::array<float, N>& golden, std::size_t from, std::size_t tokens,
-                 std::size_t width, std::size_t golden_batch) {
-    double worst = 0;
-    for (std::size_t i = 0; i < y.shape.extent(0); ++i)
-        for (std::size_t t = 0; t < y.shape.extent(1); ++t)
-            for (std::size_t e = 0; e < width; ++e)
-                worst = std::max(worst, std::abs(double(y.at(i, t, e)) -
-                                                 golden[((i % golden_batch) * tokens + from + t) * width + e]));
-    return worst;
-}
-
-// Tokens from..from + n of every sequence of x (b copies of x's first sequence when x has one).
-template <class B, class T, class Width>
-shaped::tensor<float, B, T, Width> part(const shaped::tensor<float, B, T, Width>& x, std::size_t b, std::size_t from,
-                                        std::size_t n) {
-    using X = shaped::tensor<float, B, T, Width>;
-    constexpr std::size_t width = Width::extent;
-    X out(X::extents_type::checked("part", b, n), shaped::uninitialized);
-    for (std::size_t i = 0; i < b; ++i)
-        for (std::size_t t = 0; t < n; ++t)
-            for (std::size_t e = 0; e < width; ++e)
-                out.data()[(i * n + t) * width + e] = x.at(i % x.shape.extent(0), from + t, e);
-    return out;
-}
 
 }  // namespace
 
@@ -89,10 +62,10 @@ TEST_CASE("sliding_window_attention equals the book's window mask, whole and thr
         for (std::size_t n : {1, 3, 7, 12, 17}) {
             INFO("batch ", b, ", tokens from ", pos, ", ", n, " of them");
             // [cached]
-            const auto yc = swa(part(x, b, pos, n), rope, nn::use_cache);
+            const auto yc = swa(test::tokens(x, b, pos, n), rope, nn::use_cache);
             // [cached]
-            CHECK(rows_diff(yc, golden::swa_97_cached, pos, 40, 24, 2) <= tolerance);
-            CHECK(rows_diff(yc, golden::swa_97, pos, 40, 24, 2) <= tolerance);
+            CHECK(test::rows_diff(yc, golden::swa_97_cached, pos, 40, 24, 2) <= tolerance);
+            CHECK(test::rows_diff(yc, golden::swa_97, pos, 40, 24, 2) <= tolerance);
             pos += n;
             CHECK(swa.cache.size() == pos);
             CHECK(swa.cache.held() == std::min<std::size_t>(pos, 5));
@@ -120,23 +93,23 @@ TEST_CASE("sliding_window_attention over 300 run-time tokens, window 64: prefixe
     for (std::size_t t : {1, 2, 63, 64, 65, 66, 127, 128, 129, 250}) {
         const std::size_t b = 1 + t % 4;
         INFO("num_tokens ", t, ", batch ", b);
-        CHECK(rows_diff(swa(part(x, b, 0, t), rope), golden::swa_98_long, 0, 300, 32, 1) <= tolerance);
+        CHECK(test::rows_diff(swa(test::tokens(x, b, 0, t), rope), golden::swa_98_long, 0, 300, 32, 1) <= tolerance);
     }
     for (std::size_t b : {1, 4}) {
         swa.reset_cache();
         std::size_t pos = 0;
         for (std::size_t n : {100, 1, 1, 98, 100}) {
             INFO("batch ", b, ", tokens from ", pos, ", ", n, " of them");
-            const auto yc = swa(part(x, b, pos, n), rope, nn::use_cache);
-            CHECK(rows_diff(yc, golden::swa_98_cached, pos, 300, 32, 1) <= tolerance);
-            CHECK(rows_diff(yc, golden::swa_98_long, pos, 300, 32, 1) <= tolerance);
+            const auto yc = swa(test::tokens(x, b, pos, n), rope, nn::use_cache);
+            CHECK(test::rows_diff(yc, golden::swa_98_cached, pos, 300, 32, 1) <= tolerance);
+            CHECK(test::rows_diff(yc, golden::swa_98_long, pos, 300, 32, 1) <= tolerance);
             pos += n;
         }
         CHECK(swa.cache.held() == 64);
         // Past the context (positions 300..320): the RoPE table refuses first; the cache's own bound counts
         // positions, not the 64 tokens it holds, for a caller that appends itself.
-        CHECK_NOTHROW((void)swa(part(x, b, 0, 20), rope, nn::use_cache));  // positions 300 to 319
-        CHECK(test::thrown<shaped::shape_error>([&] { (void)swa(part(x, b, 0, 1), rope, nn::use_cache); }) ==
+        CHECK_NOTHROW((void)swa(test::tokens(x, b, 0, 20), rope, nn::use_cache));  // positions 300 to 319
+        CHECK(test::thrown<shaped::shape_error>([&] { (void)swa(test::tokens(x, b, 0, 1), rope, nn::use_cache); }) ==
               "shaped::nn::rope(x, offset): expected positions within the table's (context_length=320), got "
               "positions 320 to 320 (offset 320, num_tokens=1)");
         const auto k1 = shaped::zeros<batch, kv, long_tokens, shaped::rotated<hd>>(b, 1);
@@ -164,7 +137,8 @@ TEST_CASE("sliding_window_cache gives the keys of a plain cache's last window, a
         const auto values = torch::rand<batch, tokens, heads, vd>(b, 160);
         std::size_t pos = 0;
         while (pos < 160) {
-            const std::size_t n = std::min<std::size_t>(160 - pos, 1 + rng() % (rng() % 2 ? 3 : 2 * W + 2));
+            const bool step = rng() % 2 == 0;  // steps of 1..3 tokens, or chunks up to twice the window
+            const std::size_t n = std::min<std::size_t>(160 - pos, 1 + rng() % (step ? 3 : 2 * W + 2));
             INFO("window ", W, ", batch ", b, ", tokens from ", pos, ", ", n, " of them");
             const auto kn = shaped::narrow<1, tokens>(keys, pos, n);
             const auto vn = shaped::narrow<1, tokens>(values, pos, n);

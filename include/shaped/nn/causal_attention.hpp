@@ -85,19 +85,18 @@ public:
     /// the dropout drawn from `gen` in training mode.
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x, torch::generator& gen = torch::default_generator()) const {
-        if constexpr (detail::input_ok<3, DIn, ContextLength, X...>()) {
-            using batch = shaped::detail::axis_at_t<0, X...>;
-            using num_tokens = shaped::detail::axis_at_t<1, X...>;
-            auto keys = W_key(x).template rename<batch, key<num_tokens>, DOut>();
-            auto queries = W_query(x);
-            auto values = W_value(x).template rename<batch, key<num_tokens>, DOut>();
+        constexpr bool ok = detail::input_ok<3, DIn, ContextLength, X...>();
+        return diag::checked<ok>(
+            [&]<class batch, class num_tokens, class E>(const basic_tensor<float, Layout, batch, num_tokens, E>& x) {
+                auto keys = W_key(x).template rename<batch, key<num_tokens>, DOut>();
+                auto queries = W_query(x);
+                auto values = W_value(x).template rename<batch, key<num_tokens>, DOut>();
 
-            auto attn_scores = matmul(queries, std::move(keys).template transpose<1, 2>());  // (b, num_tokens, key<...>)
-            auto attn_weights = detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, DOut::extent, gen);
-            return matmul(attn_weights, values);
-        } else {
-            return diag::failed_shape_check{};
-        }
+                auto attn_scores = matmul(queries, std::move(keys).template transpose<1, 2>());  // (b, num_tokens, key<...>)
+                auto attn_weights = detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, DOut::extent, gen);
+                return matmul(attn_weights, values);
+            },
+            x);
     }
 
     /// The parameter list, from which nn::for_each_parameter, io::load_state_dict and parameter_count follow,

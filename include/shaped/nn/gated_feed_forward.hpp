@@ -78,11 +78,9 @@ public:
         static_assert(diag::expect<ok, shaped::detail::described<diag::in_features, Emb>,
                                    shaped::detail::described<diag::tensor_axes, X...>>,
                       "shaped::nn::gated_feed_forward<Emb, Hidden>(x): x's last axis must be the layer's Emb axis");
-        if constexpr (ok) {
+        return diag::checked<ok>([&](const auto& x) {
             return fc3(Activation{}(fc1(x)) * fc2(x));
-        } else {
-            return diag::failed_shape_check{};
-        }
+        }, x);
     }
 
     /// The parameter list, from which nn::for_each_parameter, io::load_state_dict and parameter_count follow,

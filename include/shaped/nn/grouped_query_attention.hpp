@@ -147,14 +147,11 @@ public:
     /// DIn)` to `(batch, num_tokens, DIn)`, the tokens at positions 0, 1, ... of `rope`'s table.
     template <class L, Axis... X>
     auto operator()(const basic_tensor<float, L, X...>& x, const rope_type& rope) const {
-        if constexpr (grouped && detail::input_ok<3, DIn, ContextLength, X...>()) {
-            using b = shaped::detail::axis_at_t<0, X...>;
-            using num_tokens = shaped::detail::axis_at_t<1, X...>;
-            auto [queries, keys, values] = heads<key<num_tokens>>(x, rope, 0);
-            return out_proj(attend<b, num_tokens>(queries, keys, values));
-        } else {
-            return diag::failed_shape_check{};
-        }
+        constexpr bool ok = grouped && detail::input_ok<3, DIn, ContextLength, X...>();
+        return diag::checked<ok>([&]<class B, class T, class E>(const basic_tensor<float, L, B, T, E>& x) {
+            auto [queries, keys, values] = heads<key<T>>(x, rope, 0);
+            return out_proj(attend<B, T>(queries, keys, values));
+        }, x);
     }
 
     /// The forward pass with the KV cache (the book's `forward(x, mask, cos, sin, start_pos, cache)`): the new
@@ -163,15 +160,12 @@ public:
     /// Shapes and errors: as the other call. Thrown besides: `shape_error` from the cache.
     template <class L, Axis... X>
     auto operator()(const basic_tensor<float, L, X...>& x, const rope_type& rope, use_cache_t) {
-        if constexpr (grouped && detail::input_ok<3, DIn, ContextLength, X...>()) {
-            using b = shaped::detail::axis_at_t<0, X...>;
-            using num_tokens = shaped::detail::axis_at_t<1, X...>;
-            auto [queries, keys_new, values_new] = heads<num_tokens>(x, rope, cache.size());
+        constexpr bool ok = grouped && detail::input_ok<3, DIn, ContextLength, X...>();
+        return diag::checked<ok>([&]<class B, class T, class E>(const basic_tensor<float, L, B, T, E>& x) {
+            auto [queries, keys_new, values_new] = heads<T>(x, rope, cache.size());
             auto [keys, values] = cache.append(keys_new, values_new);  // (b, num_kv_heads, cached<num_tokens>, ...)
-            return out_proj(attend<b, num_tokens>(queries, keys, values));
-        } else {
-            return diag::failed_shape_check{};
-        }
+            return out_proj(attend<B, T>(queries, keys, values));
+        }, x);
     }
 
     /// Empties the KV cache.

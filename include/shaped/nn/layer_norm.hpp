@@ -46,14 +46,12 @@ public:
         static_assert(diag::expect<ok, shaped::detail::described<diag::in_features, Emb>,
                                    shaped::detail::described<diag::tensor_axes, X...>>,
                       "shaped::nn::layer_norm<Emb>(x): x's last axis must be the axis the layer normalises");
-        if constexpr (ok) {
+        return diag::checked<ok>([&](const auto& x) {
             auto mean = x.template mean<-1>(keepdim);
             auto var = x.template var<-1>(keepdim, false);
             auto norm_x = (x - mean) / shaped::sqrt(std::move(var) + eps);
             return scale * norm_x + shift;
-        } else {
-            return diag::failed_shape_check{};
-        }
+        }, x);
     }
 
     /// The parameter list, from which nn::for_each_parameter, io::load_state_dict and parameter_count follow,

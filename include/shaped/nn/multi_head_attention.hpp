@@ -100,29 +100,28 @@ public:
     /// the dropout drawn from `gen` in training mode.
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x, torch::generator& gen = torch::default_generator()) const {
-        if constexpr (DOut::extent % NumHeads::extent == 0 && detail::input_ok<3, DIn, ContextLength, X...>()) {
-            using b = shaped::detail::axis_at_t<0, X...>;
-            using num_tokens = shaped::detail::axis_at_t<1, X...>;
-            using num_keys = key<num_tokens>;
-            auto keys = W_key(x).template view<b, num_tokens, NumHeads, head_dim>();
-            auto queries = W_query(x).template view<b, num_tokens, NumHeads, head_dim>();
-            auto values = W_value(x).template view<b, num_tokens, NumHeads, head_dim>();
+        constexpr bool ok = DOut::extent % NumHeads::extent == 0 && detail::input_ok<3, DIn, ContextLength, X...>();
+        return diag::checked<ok>(
+            [&]<class b, class num_tokens, class E>(const basic_tensor<float, Layout, b, num_tokens, E>& x) {
+                using num_keys = key<num_tokens>;
+                auto keys = W_key(x).template view<b, num_tokens, NumHeads, head_dim>();
+                auto queries = W_query(x).template view<b, num_tokens, NumHeads, head_dim>();
+                auto values = W_value(x).template view<b, num_tokens, NumHeads, head_dim>();
 
-            // Where the book reassigns a name, the old value is moved: its buffer passes on, and the
-            // transposes are strides over it that matmul reads in place.
-            auto k = std::move(keys).template transpose<1, 2>().template rename<b, NumHeads, num_keys, head_dim>();
-            auto q = std::move(queries).template transpose<1, 2>();
-            auto v = std::move(values).template transpose<1, 2>().template rename<b, NumHeads, num_keys, head_dim>();
+                // Where the book reassigns a name, the old value is moved: its buffer passes on, and the
+                // transposes are strides over it that matmul reads in place.
+                auto k = std::move(keys).template transpose<1, 2>().template rename<b, NumHeads, num_keys, head_dim>();
+                auto q = std::move(queries).template transpose<1, 2>();
+                auto v = std::move(values).template transpose<1, 2>().template rename<b, NumHeads, num_keys, head_dim>();
 
-            auto attn_scores = matmul(q, std::move(k).template transpose<2, 3>());  // (b, num_heads, num_tokens, key<...>)
-            auto attn_weights = detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, head_dim::extent, gen);
+                auto attn_scores = matmul(q, std::move(k).template transpose<2, 3>());  // (b, num_heads, num_tokens, key<...>)
+                auto attn_weights = detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, head_dim::extent, gen);
 
-            // (attn_weights @ values).transpose(1, 2).contiguous(), each head's product written in place.
-            auto context_vec = shaped::detail::matmul_merge_heads(attn_weights, v);
-            return out_proj(std::move(context_vec).template view<b, num_tokens, DOut>());
-        } else {
-            return diag::failed_shape_check{};
-        }
+                // (attn_weights @ values).transpose(1, 2).contiguous(), each head's product written in place.
+                auto context_vec = shaped::detail::matmul_merge_heads(attn_weights, v);
+                return out_proj(std::move(context_vec).template view<b, num_tokens, DOut>());
+            },
+            x);
     }
 
     /// The forward pass with the KV cache (the book's `forward(x, use_cache=True)`): the new tokens' keys and
@@ -134,23 +133,22 @@ public:
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x, use_cache_t,
                     torch::generator& gen = torch::default_generator()) {
-        if constexpr (DOut::extent % NumHeads::extent == 0 && detail::input_ok<3, DIn, ContextLength, X...>()) {
-            using b = shaped::detail::axis_at_t<0, X...>;
-            using num_tokens = shaped::detail::axis_at_t<1, X...>;
-            auto keys_new = W_key(x).template view<b, num_tokens, NumHeads, head_dim>();
-            auto values_new = W_value(x).template view<b, num_tokens, NumHeads, head_dim>();
-            auto queries = W_query(x).template view<b, num_tokens, NumHeads, head_dim>();
-            const std::size_t offset = cache.size();
-            auto [keys, values] = cache.append(keys_new, values_new);  // (b, num_heads, cached<num_tokens>, head_dim)
-            auto q = std::move(queries).template transpose<1, 2>();
-            auto attn_scores = matmul(q, std::move(keys).template transpose<2, 3>());
-            auto attn_weights =
-                detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, head_dim::extent, gen, offset);
-            auto context_vec = shaped::detail::matmul_merge_heads(attn_weights, values);
-            return out_proj(std::move(context_vec).template view<b, num_tokens, DOut>());
-        } else {
-            return diag::failed_shape_check{};
-        }
+        constexpr bool ok = DOut::extent % NumHeads::extent == 0 && detail::input_ok<3, DIn, ContextLength, X...>();
+        return diag::checked<ok>(
+            [&]<class b, class num_tokens, class E>(const basic_tensor<float, Layout, b, num_tokens, E>& x) {
+                auto keys_new = W_key(x).template view<b, num_tokens, NumHeads, head_dim>();
+                auto values_new = W_value(x).template view<b, num_tokens, NumHeads, head_dim>();
+                auto queries = W_query(x).template view<b, num_tokens, NumHeads, head_dim>();
+                const std::size_t offset = cache.size();
+                auto [keys, values] = cache.append(keys_new, values_new);  // (b, num_heads, cached<num_tokens>, head_dim)
+                auto q = std::move(queries).template transpose<1, 2>();
+                auto attn_scores = matmul(q, std::move(keys).template transpose<2, 3>());
+                auto attn_weights =
+                    detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, head_dim::extent, gen, offset);
+                auto context_vec = shaped::detail::matmul_merge_heads(attn_weights, values);
+                return out_proj(std::move(context_vec).template view<b, num_tokens, DOut>());
+            },
+            x);
     }
 
     /// Empties the KV cache (the book's `reset_cache()`).

@@ -80,23 +80,22 @@ public:
     /// the dropout drawn from `gen` in training mode.
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x, torch::generator& gen = torch::default_generator()) const {
-        if constexpr (DOut::extent % NumHeads::extent == 0 && detail::input_ok<3, DIn, ContextLength, X...>()) {
-            using b = shaped::detail::axis_at_t<0, X...>;
-            using num_tokens = shaped::detail::axis_at_t<1, X...>;
-            using num_keys = key<num_tokens>;
-            // (b, num_tokens, 3 * d_out) -> (b, num_tokens, 3, num_heads, head_dim) -> (3, b, num_heads, num_tokens, head_dim)
-            auto qkv_heads = qkv(x).template view<b, num_tokens, qkv_part, NumHeads, head_dim>().template permute<2, 0, 3, 1, 4>();
-            auto queries = qkv_heads.template select<qkv_part>(0);
-            auto keys = qkv_heads.template select<qkv_part>(1).template rename<b, NumHeads, num_keys, head_dim>();
-            auto values = qkv_heads.template select<qkv_part>(2).template rename<b, NumHeads, num_keys, head_dim>();
+        constexpr bool ok = DOut::extent % NumHeads::extent == 0 && detail::input_ok<3, DIn, ContextLength, X...>();
+        return diag::checked<ok>(
+            [&]<class b, class num_tokens, class E>(const basic_tensor<float, Layout, b, num_tokens, E>& x) {
+                using num_keys = key<num_tokens>;
+                // (b, num_tokens, 3 * d_out) -> (b, num_tokens, 3, num_heads, head_dim) -> (3, b, num_heads, num_tokens, head_dim)
+                auto qkv_heads = qkv(x).template view<b, num_tokens, qkv_part, NumHeads, head_dim>().template permute<2, 0, 3, 1, 4>();
+                auto queries = qkv_heads.template select<qkv_part>(0);
+                auto keys = qkv_heads.template select<qkv_part>(1).template rename<b, NumHeads, num_keys, head_dim>();
+                auto values = qkv_heads.template select<qkv_part>(2).template rename<b, NumHeads, num_keys, head_dim>();
 
-            auto attn_scores = matmul(queries, std::move(keys).template transpose<-2, -1>());
-            auto attn_weights = detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, head_dim::extent, gen);
-            auto context_vec = shaped::detail::matmul_merge_heads(attn_weights, values);  // (b, num_tokens, num_heads, head_dim)
-            return proj(std::move(context_vec).template view<b, num_tokens, DOut>());
-        } else {
-            return diag::failed_shape_check{};
-        }
+                auto attn_scores = matmul(queries, std::move(keys).template transpose<-2, -1>());
+                auto attn_weights = detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, head_dim::extent, gen);
+                auto context_vec = shaped::detail::matmul_merge_heads(attn_weights, values);  // (b, num_tokens, num_heads, head_dim)
+                return proj(std::move(context_vec).template view<b, num_tokens, DOut>());
+            },
+            x);
     }
 
     /// The parameter list, from which nn::for_each_parameter, io::load_state_dict and parameter_count follow,

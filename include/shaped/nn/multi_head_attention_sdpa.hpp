@@ -80,18 +80,17 @@ public:
     /// Throws `std::invalid_argument` in training mode when `dropout` is above 0 (the fused kernel has no dropout).
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x, torch::generator& = torch::default_generator()) const {
-        if constexpr (DOut::extent % NumHeads::extent == 0 && detail::input_ok<3, DIn, ContextLength, X...>()) {
-            using b = shaped::detail::axis_at_t<0, X...>;
-            using num_tokens = shaped::detail::axis_at_t<1, X...>;
-            check_dropout();
-            // (b, num_tokens, 3 * d_out) -> (b, num_tokens, 3, num_heads, head_dim) -> (3, b, num_heads, num_tokens, head_dim)
-            auto qkv_heads = qkv(x).template view<b, num_tokens, qkv_part, NumHeads, head_dim>().template permute<2, 0, 3, 1, 4>();
-            // scaled_dot_product_attention(queries, keys, values, is_causal=True).transpose(1, 2).contiguous()
-            auto context_vec = shaped::detail::sdpa_combined_causal(qkv_heads);  // (b, num_tokens, num_heads, head_dim)
-            return proj(std::move(context_vec).template view<b, num_tokens, DOut>());
-        } else {
-            return diag::failed_shape_check{};
-        }
+        constexpr bool ok = DOut::extent % NumHeads::extent == 0 && detail::input_ok<3, DIn, ContextLength, X...>();
+        return diag::checked<ok>(
+            [&]<class b, class num_tokens, class E>(const basic_tensor<float, Layout, b, num_tokens, E>& x) {
+                check_dropout();
+                // (b, num_tokens, 3 * d_out) -> (b, num_tokens, 3, num_heads, head_dim) -> (3, b, num_heads, num_tokens, head_dim)
+                auto qkv_heads = qkv(x).template view<b, num_tokens, qkv_part, NumHeads, head_dim>().template permute<2, 0, 3, 1, 4>();
+                // scaled_dot_product_attention(queries, keys, values, is_causal=True).transpose(1, 2).contiguous()
+                auto context_vec = shaped::detail::sdpa_combined_causal(qkv_heads);  // (b, num_tokens, num_heads, head_dim)
+                return proj(std::move(context_vec).template view<b, num_tokens, DOut>());
+            },
+            x);
     }
 
     /// The forward pass with the KV cache: the new tokens' keys and values join the cache, and their queries
@@ -99,18 +98,17 @@ public:
     /// Shapes: as the other call. Thrown: as the other call, and `shape_error` from the cache.
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x, use_cache_t, torch::generator& = torch::default_generator()) {
-        if constexpr (DOut::extent % NumHeads::extent == 0 && detail::input_ok<3, DIn, ContextLength, X...>()) {
-            using b = shaped::detail::axis_at_t<0, X...>;
-            using num_tokens = shaped::detail::axis_at_t<1, X...>;
-            check_dropout();
-            auto parts = qkv(x).template view<b, num_tokens, qkv_part, NumHeads, head_dim>();
-            auto [keys, values] = cache.append(parts.template select<qkv_part>(1), parts.template select<qkv_part>(2));
-            auto queries = parts.template select<qkv_part>(0).template transpose<1, 2>();
-            auto context_vec = scaled_dot_product_attention(queries, keys, values, is_causal);
-            return proj(std::move(context_vec).template transpose<1, 2>().contiguous().template view<b, num_tokens, DOut>());
-        } else {
-            return diag::failed_shape_check{};
-        }
+        constexpr bool ok = DOut::extent % NumHeads::extent == 0 && detail::input_ok<3, DIn, ContextLength, X...>();
+        return diag::checked<ok>(
+            [&]<class b, class num_tokens, class E>(const basic_tensor<float, Layout, b, num_tokens, E>& x) {
+                check_dropout();
+                auto parts = qkv(x).template view<b, num_tokens, qkv_part, NumHeads, head_dim>();
+                auto [keys, values] = cache.append(parts.template select<qkv_part>(1), parts.template select<qkv_part>(2));
+                auto queries = parts.template select<qkv_part>(0).template transpose<1, 2>();
+                auto context_vec = scaled_dot_product_attention(queries, keys, values, is_causal);
+                return proj(std::move(context_vec).template transpose<1, 2>().contiguous().template view<b, num_tokens, DOut>());
+            },
+            x);
     }
 
     /// Empties the KV cache (the book's `reset_cache()`).

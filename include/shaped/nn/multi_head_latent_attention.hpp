@@ -76,14 +76,13 @@ public:
     /// The forward pass, the book's `forward(x)`: `(batch, num_tokens, DIn)` to `(batch, num_tokens, DOut)`.
     template <class L, Axis... X>
     auto operator()(const basic_tensor<float, L, X...>& x) const {
-        if constexpr (DOut::extent % NumHeads::extent == 0 && detail::input_ok<3, DIn, ContextLength, X...>()) {
-            using b = shaped::detail::axis_at_t<0, X...>;
-            using num_tokens = shaped::detail::axis_at_t<1, X...>;
-            auto latent = W_DKV(x).template rename<b, key<num_tokens>, LatentDim>();  // (b, key<num_tokens>, latent_dim)
-            return attend<b, num_tokens>(x, latent);
-        } else {
-            return diag::failed_shape_check{};
-        }
+        constexpr bool ok = DOut::extent % NumHeads::extent == 0 && detail::input_ok<3, DIn, ContextLength, X...>();
+        return diag::checked<ok>(
+            [&]<class b, class num_tokens, class E>(const basic_tensor<float, L, b, num_tokens, E>& x) {
+                auto latent = W_DKV(x).template rename<b, key<num_tokens>, LatentDim>();  // (b, key<num_tokens>, latent_dim)
+                return attend<b, num_tokens>(x, latent);
+            },
+            x);
     }
 
     /// The forward pass with the latent cache (`forward(x, use_cache=True)`): the new tokens' latents join the
@@ -91,14 +90,13 @@ public:
     /// Shapes and errors: as the other call. Thrown besides: `shape_error` from the cache.
     template <class L, Axis... X>
     auto operator()(const basic_tensor<float, L, X...>& x, use_cache_t) {
-        if constexpr (DOut::extent % NumHeads::extent == 0 && detail::input_ok<3, DIn, ContextLength, X...>()) {
-            using b = shaped::detail::axis_at_t<0, X...>;
-            using num_tokens = shaped::detail::axis_at_t<1, X...>;
-            auto latent = cache.append(W_DKV(x));  // (b, cached<num_tokens>, latent_dim)
-            return attend<b, num_tokens>(x, latent);
-        } else {
-            return diag::failed_shape_check{};
-        }
+        constexpr bool ok = DOut::extent % NumHeads::extent == 0 && detail::input_ok<3, DIn, ContextLength, X...>();
+        return diag::checked<ok>(
+            [&]<class b, class num_tokens, class E>(const basic_tensor<float, L, b, num_tokens, E>& x) {
+                auto latent = cache.append(W_DKV(x));  // (b, cached<num_tokens>, latent_dim)
+                return attend<b, num_tokens>(x, latent);
+            },
+            x);
     }
 
     /// Empties the latent cache (the book's `reset_cache()`).

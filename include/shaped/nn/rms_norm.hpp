@@ -64,7 +64,7 @@ public:
                                    shaped::detail::described<diag::tensor_axes, X...>>,
                       "shaped::nn::rms_norm<Emb>(x): x's last axis must be the axis the norm normalises (for "
                       "QK-norm, head_dim: apply it after the heads are split)");
-        if constexpr (ok) {
+        return diag::checked<ok>([&](const auto& x) {
             auto mean_square = (x * x).template mean<-1>(keepdim);
             auto norm_x = x * shaped::rsqrt(std::move(mean_square) + eps);
             auto y = [&] {
@@ -73,9 +73,7 @@ public:
             }();
             if (shift) y = std::move(y) + *shift;
             return y;
-        } else {
-            return diag::failed_shape_check{};
-        }
+        }, x);
     }
 
     /// After a failed shape check, no further errors (see `diag::failed_shape_check`).

@@ -183,17 +183,15 @@ public:
     /// `(num_tokens, DOut)`.
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x) const {
-        if constexpr (detail::input_ok<2, DIn, void, X...>()) {
-            using tokens = shaped::detail::axis_at_t<0, X...>;
+        constexpr bool ok = detail::input_ok<2, DIn, void, X...>();
+        return diag::checked<ok>([&]<class tokens, class E>(const basic_tensor<float, Layout, tokens, E>& x) {
             auto keys = matmul(x, W_key).template rename<key<tokens>, DOut>();
             auto queries = matmul(x, W_query);
             auto values = matmul(x, W_value).template rename<key<tokens>, DOut>();
             auto attn_scores = matmul(queries, std::move(keys).T());  // (num_tokens, key<num_tokens>)
             auto attn_weights = detail::scaled_softmax(attn_scores, DOut::extent);
             return matmul(attn_weights, values);
-        } else {
-            return diag::failed_shape_check{};
-        }
+        }, x);
     }
 
     /// The parameter list, from which nn::for_each_parameter, io::load_state_dict and parameter_count follow,
@@ -232,17 +230,15 @@ public:
     /// `(num_tokens, DOut)`.
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<float, Layout, X...>& x) const {
-        if constexpr (detail::input_ok<2, DIn, void, X...>()) {
-            using tokens = shaped::detail::axis_at_t<0, X...>;
+        constexpr bool ok = detail::input_ok<2, DIn, void, X...>();
+        return diag::checked<ok>([&]<class tokens, class E>(const basic_tensor<float, Layout, tokens, E>& x) {
             auto keys = W_key(x).template rename<key<tokens>, DOut>();
             auto queries = W_query(x);
             auto values = W_value(x).template rename<key<tokens>, DOut>();
             auto attn_scores = matmul(queries, std::move(keys).T());
             auto attn_weights = detail::scaled_softmax(attn_scores, DOut::extent);
             return matmul(attn_weights, values);
-        } else {
-            return diag::failed_shape_check{};
-        }
+        }, x);
     }
 
     /// The parameter list, from which nn::for_each_parameter, io::load_state_dict and parameter_count follow,

@@ -74,12 +74,10 @@ public:
                                    shaped::detail::described<diag::tensor_axes, X...>>,
                       "shaped::nn::transformer_block(x): x must be (batch, num_tokens, emb_dim), its last axis the "
                       "model's emb_dim");
-        if constexpr (ok) {
+        return diag::checked<ok>([&](const auto& x) {
             auto h = drop_shortcut(att(norm1(x), gen), gen) + x;  // the shortcut around the attention
             return drop_shortcut(ff(norm2(h)), gen) + h;           // and around the feed-forward network
-        } else {
-            return diag::failed_shape_check{};
-        }
+        }, x);
     }
 
     /// The forward pass with the attention's KV cache (the book's `forward(x, use_cache=True)`).
@@ -90,12 +88,10 @@ public:
                                    shaped::detail::described<diag::tensor_axes, X...>>,
                       "shaped::nn::transformer_block(x, use_cache): x must be (batch, num_tokens, emb_dim), its last "
                       "axis the model's emb_dim");
-        if constexpr (ok) {
+        return diag::checked<ok>([&](const auto& x) {
             auto h = drop_shortcut(att(norm1(x), use_cache, gen), gen) + x;
             return drop_shortcut(ff(norm2(h)), gen) + h;
-        } else {
-            return diag::failed_shape_check{};
-        }
+        }, x);
     }
 
     /// The parameter list, from which nn::for_each_parameter, io::load_state_dict and parameter_count follow,
