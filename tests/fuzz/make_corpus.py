@@ -65,6 +65,34 @@ seeds = {
     "json/seed_overflow.json": b'{"a": 1e400}',
     "json/seed_lone_surrogate.json": b'"\\udc00"',
 }
+
+
+def bytes_to_unicode():
+    # GPT-2's mapping of bytes to visible characters (text/bpe_tokenizer.hpp).
+    keep = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
+    extra = iter(range(256, 512))
+    return {b: chr(b) if b in keep else chr(next(extra)) for b in range(256)}
+
+
+def bpe(merges, text):
+    # A small GPT-2-style vocabulary: the 256 bytes, then each merge's result, then <|endoftext|>; the
+    # target's input is encoder.json, a NUL, vocab.bpe, a NUL, then text to encode.
+    u = bytes_to_unicode()
+    enc = {u[b]: b for b in range(256)}
+    lines = ["#version: 0.2"]
+    for a, b in merges:
+        ua, ub = "".join(u[c] for c in a.encode()), "".join(u[c] for c in b.encode())
+        enc[ua + ub] = len(enc)
+        lines.append(ua + " " + ub)
+    enc["<|endoftext|>"] = len(enc)
+    return (json.dumps(enc).encode() + b"\0" + "\n".join(lines).encode() + b"\n\0" + text.encode())
+
+
+seeds.update({
+    "bpe/seed_small.bin": bpe([(" ", "t"), ("h", "e"), (" t", "he"), ("i", "n"), (" ", "a")],
+                              "in the heat, a theme<|endoftext|> \u00e9t\u00e9 \U0001F600 12 34"),
+    "bpe/seed_bytes_only.bin": bpe([], "only bytes \n\n  here"),
+})
 # Inputs that crashed, hung or were misread before (the reliability issue's reproductions): read on every run.
 linear = [("weight", "F32", [3, 4], floats(12)), ("bias", "F32", [3], floats(3))]
 good = safetensors(linear)

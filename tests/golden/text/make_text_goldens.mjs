@@ -1,0 +1,98 @@
+// Writes tests/golden/text_goldens.hpp: tiktoken's GPT-2 ids for the-verdict.txt, the strings the book
+// encodes and a stress set of our own, and tiktoken's decode of single tokens (the bytes of a character split
+// between tokens replaced by U+FFFD, as Python's tiktoken decodes with errors="replace" and TextDecoder does).
+// Run: npm ci && node make_text_goldens.mjs  (in tests/golden/text); the tests never need node.
+import { get_encoding } from "tiktoken";
+import { readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { dirname, join } from "node:path";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const enc = get_encoding("gpt2");
+const verdict = readFileSync(join(here, "..", "..", "data", "the-verdict.txt"), "utf8");
+
+// The book's strings (chapter 2 and on); those with <|endoftext|> are encoded with it allowed.
+const book = [
+  "Hello, do you like tea? <|endoftext|> In the sunlit terraces of someunknownPlace.",
+  "Akwirw ier",
+  "Every effort moves you",
+  "Every effort moves",
+  "I really like chocolate",
+  "Hello, I am",
+  "In the heart of the city stood the old library, a relic from a bygone era.",
+];
+// Ours: Unicode letters and marks, emoji (with joiners and modifiers), runs of every kind of whitespace, digits,
+// contractions in both cases, punctuation runs, special tokens in the middle and at the ends.
+const stress = [
+  "",
+  " ",
+  "   ",
+  "\n\n\n",
+  "a  b   c    d",
+  "trailing spaces   ",
+  "  leading spaces",
+  "tabs\there\t\tand\t\t\tthere",
+  "line\r\nbreaks\n\n  indented\n\t\n",
+  "nbsp\u00a0and\u00a0\u00a0figure\u2007space\u3000ideographic",
+  "next\u0085line and\u2028separators\u2029here",
+  "a \u0085b c \u00a0d e \u3000f g \u180eh",
+  "digits 0 12 345 6789 1234567890 3.14159 -42 1,000,000",
+  "I'm you're we've they'll she'd it's can't won't",
+  "I'M YOU'RE WE'VE THEY'LL SHE'D IT'S",
+  "'s 'S ''s 'll've",
+  "!!! ??? ... --- *** ### @@@ $$$ %%% ^^^ &&& ((( )))",
+  "naïve café résumé coöperate Zürich Ærø",
+  "e\u0301 a\u0308 combining marks: n\u0303o\u0308",
+  "Ελληνικά русский язык עברית العربية हिन्दी",
+  "中文字符 日本語のテキスト 한국어 텍스트",
+  "emoji 🤗🚀 👍🏽 👨‍👩‍👧‍👦 🏳️‍🌈 ❤️",
+  "mixed123abc ABC123 x2y3z4",
+  "<|endoftext|>",
+  "before<|endoftext|>after",
+  "<|endoftext|><|endoftext|> twice",
+  "almost <|endoftext| and <|endof",
+  "\u{10348}\u{1d11e} astral \u{1f600}",
+  "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 math letters",
+  "a\u200bzero\u200cwidth\u200djoiners\ufeffbom",
+  "x".repeat(300),
+  "🤗".repeat(20),
+  " \n \n \n",
+];
+
+const lines = [];
+const ids = (name, s) => {
+  const t = Array.from(enc.encode(s, "all"));
+  lines.push(`// ${JSON.stringify(s).slice(0, 100).replace(/\\+$/, "")}`);
+  lines.push(`inline constexpr std::array<std::int64_t, ${t.length}> ${name}{${t.join(", ")}};`);
+  return t;
+};
+const cstr = (s) => {
+  const bytes = Buffer.from(s, "utf8");
+  let out = '"';
+  for (const b of bytes) out += b >= 0x20 && b < 0x7f && b !== 0x22 && b !== 0x5c && b !== 0x3f ? String.fromCharCode(b) : "\\x" + b.toString(16).padStart(2, "0") + '""';
+  return out + '"';
+};
+
+lines.push("// tiktoken (npm, 1.0.22) get_encoding(\"gpt2\"), written by tests/golden/text/make_text_goldens.mjs.");
+lines.push("#ifndef SHAPED_TESTS_TEXT_GOLDENS_HPP", "#define SHAPED_TESTS_TEXT_GOLDENS_HPP", "",
+           "#include <array>", "#include <cstdint>", "#include <string_view>", "", "namespace golden::text {", "");
+ids("verdict", verdict);
+lines.push("");
+lines.push(`inline constexpr std::array<std::string_view, ${book.length}> book_strings{${book.map(cstr).join(",\n    ")}};`);
+book.forEach((s, i) => ids(`book_${i}`, s));
+lines.push("");
+lines.push(`inline constexpr std::array<std::string_view, ${stress.length}> stress_strings{${stress.map(cstr).join(",\n    ")}};`);
+stress.forEach((s, i) => ids(`stress_${i}`, s));
+// Each stress string's tokens decoded one at a time, joined by '|': the replacement of split characters.
+const decoder = new TextDecoder("utf-8", { fatal: false });
+lines.push("");
+lines.push("// Each token of the stress strings decoded alone (U+FFFD for a split character), joined by '|'.");
+lines.push(`inline constexpr std::array<std::string_view, ${stress.length}> stress_single_decodes{${stress
+  .map((s) => cstr(Array.from(enc.encode(s, "all")).map((id) => decoder.decode(enc.decode(new Uint32Array([id])))).join("|")))
+  .join(",\n    ")}};`);
+// Every id: the mergeable tokens and <|endoftext|> (the JS binding has no n_vocab).
+lines.push(`inline constexpr std::int64_t n_vocab = ${enc.token_byte_values().length + 1};`);
+lines.push(`inline constexpr std::int64_t eot_token = ${enc.encode("<|endoftext|>", "all")[0]};`);
+lines.push("", "}  // namespace golden::text", "", "#endif", "");
+writeFileSync(join(here, "..", "text_goldens.hpp"), lines.join("\n"));
+enc.free();
