@@ -1,8 +1,11 @@
 // Greedy generation with OpenAI's GPT-2 124M, loaded from a checkpoint in Hugging Face's layout:
 //   gpt2_generate --weights FILE.safetensors --ids 6109,3626,6100,345 --max-new-tokens 10 [--no-cache]
-// prints the ids as PyTorch prints `idx` (`tensor([[ 6109,  3626, ...]])`). With the KV cache by default (the
-// book's generate_text_simple_cached), with --no-cache the book's generate_text_simple. A file that is not
-// such a checkpoint stops the program with its name and what is wrong.
+//   gpt2_generate --weights FILE.safetensors --prompt "Every effort moves you" [--vocab DIR] ...
+// prints the ids as PyTorch prints `idx` (`tensor([[ 6109,  3626, ...]])`). With --prompt, the text is encoded
+// with GPT-2's tokenizer (encoder.json and vocab.bpe, or Hugging Face's vocab.json and merges.txt, from --vocab
+// DIR, else from the checkpoint's folder) and printed, then each new token's text as it is generated, then the
+// ids. With the KV cache by default (the book's generate_text_simple_cached), with --no-cache the book's
+// generate_text_simple. A file that is not such a checkpoint stops the program with its name and what is wrong.
 //
 // The command line is checked whole before the 500 MB are read: numbers are decimal digits only, ids are below
 // vocab_size, the prompt and the new tokens fit context_length (with or without the cache: the uncached loop
@@ -18,6 +21,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -25,9 +29,11 @@
 
 #include <shaped/io/gpt2_weights.hpp>
 #include <shaped/shaped.hpp>
+#include <shaped/text/bpe_tokenizer.hpp>
 
 namespace nn = shaped::nn;
 namespace io = shaped::io;
+namespace text = shaped::text;
 
 namespace {
 
@@ -40,6 +46,7 @@ struct seq : shaped::dynamic_axis<"seq", shaped::at_most<max_length>> {};  // th
 struct options {
     std::string weights;
     std::vector<std::int64_t> ids;
+    std::optional<text::bpe_tokenizer> tokenizer;  // with --prompt
     std::size_t max_new_tokens = 10;
     bool cache = true;
 };
@@ -47,7 +54,8 @@ struct options {
 constexpr std::size_t vocab_size = cfg::vocab_size::extent;
 constexpr std::size_t context_length = cfg::context_length::extent;
 constexpr std::string_view usage_text =
-    "usage: gpt2_generate --weights FILE.safetensors --ids 6109,3626,6100,345 [--max-new-tokens 10] [--no-cache]";
+    "usage: gpt2_generate --weights FILE.safetensors (--ids 6109,3626,6100,345 | --prompt TEXT [--vocab DIR]) "
+    "[--max-new-tokens 10] [--no-cache]";
 
 [[noreturn]] void refuse(int exit_code, const std::string& message) {
     std::cerr << "gpt2_generate: " << message << "\n";
@@ -117,9 +125,24 @@ std::vector<std::int64_t> parse_ids(std::string_view text) {
     return ids;
 }
 
+// GPT-2's tokenizer from `dir`: encoder.json and vocab.bpe (OpenAI's names) or vocab.json and merges.txt
+// (Hugging Face's).
+text::bpe_tokenizer load_tokenizer(const std::filesystem::path& dir, const std::string& flag) {
+    for (const auto& [vocab, merges] : {std::pair{"encoder.json", "vocab.bpe"}, std::pair{"vocab.json", "merges.txt"}})
+        if (std::filesystem::is_regular_file(dir / vocab) && std::filesystem::is_regular_file(dir / merges)) {
+            try {
+                return text::bpe_tokenizer::gpt2(dir / vocab, dir / merges);
+            } catch (const io::file_error& e) {
+                refuse(1, e.what());
+            }
+        }
+    refuse(2, flag + " " + as_typed(dir.string()) +
+                  ": no GPT-2 tokenizer there (encoder.json and vocab.bpe, or vocab.json and merges.txt); give --vocab DIR");
+}
+
 // The flags as typed, then each value checked, then the file: all before the model is built or the file opened.
 options parse(int argc, char** argv) {
-    std::optional<std::string_view> weights, ids, max_new_tokens;
+    std::optional<std::string_view> weights, ids, max_new_tokens, prompt, vocab;
     bool no_cache = false;
     for (int i = 1; i < argc; ++i) {
         const std::string_view flag = argv[i];
@@ -132,6 +155,10 @@ options parse(int argc, char** argv) {
             value(weights);
         } else if (flag == "--ids") {
             value(ids);
+        } else if (flag == "--prompt") {
+            value(prompt);
+        } else if (flag == "--vocab") {
+            value(vocab);
         } else if (flag == "--max-new-tokens") {
             value(max_new_tokens);
         } else if (flag == "--no-cache") {
@@ -141,11 +168,28 @@ options parse(int argc, char** argv) {
         }
     }
     if (!weights) usage("--weights is required");
-    if (!ids) usage("--ids is required");
+    if (ids && prompt) usage("--ids and --prompt are two prompts; give one");
+    if (!ids && !prompt) usage("--ids or --prompt is required");
+    if (vocab && !prompt) usage("--vocab is the tokenizer of --prompt");
 
     options o;
     o.cache = !no_cache;
-    o.ids = parse_ids(*ids);
+    if (ids) {
+        o.ids = parse_ids(*ids);
+    } else {
+        const std::filesystem::path dir = vocab ? std::filesystem::path(*vocab)
+                                                : std::filesystem::path(*weights).parent_path();
+        o.tokenizer = load_tokenizer(dir.empty() ? "." : dir, vocab ? "--vocab" : "--weights' folder");
+        try {
+            o.ids = o.tokenizer->encode(*prompt);  // <|endoftext|> in a prompt is refused, as tiktoken refuses it
+        } catch (const std::invalid_argument& e) {
+            refuse(2, "--prompt " + as_typed(*prompt) + ": " + e.what());
+        }
+        if (o.ids.empty()) refuse(2, "--prompt '': the prompt needs at least one token");
+        if (o.ids.size() > context_length)
+            refuse(2, "--prompt " + as_typed(*prompt) + ": " + std::to_string(o.ids.size()) +
+                          " tokens; a prompt has at most " + std::to_string(context_length) + " (context_length)");
+    }
     if (max_new_tokens) {
         bool too_large = false;
         const auto n = parse_digits(*max_new_tokens, too_large);
@@ -163,7 +207,8 @@ options parse(int argc, char** argv) {
                           " new tokens after this prompt");
         o.max_new_tokens = static_cast<std::size_t>(*n);
     } else if (o.max_new_tokens > context_length - o.ids.size()) {
-        refuse(2, "--ids " + as_typed(*ids) + ": the prompt's " + std::to_string(o.ids.size()) +
+        refuse(2, (ids ? "--ids " + as_typed(*ids) : "--prompt " + as_typed(*prompt)) + ": the prompt's " +
+                      std::to_string(o.ids.size()) +
                       " ids leave no room for the default " + std::to_string(o.max_new_tokens) +
                       " new tokens in context_length " + std::to_string(context_length) +
                       "; give --max-new-tokens " + std::to_string(context_length - o.ids.size()) + " or fewer");
@@ -191,6 +236,25 @@ options parse(int argc, char** argv) {
     return o;
 }
 
+// --prompt: the prompt's text, then each new token's as it is generated (a character split between tokens
+// printed once whole), then the ids.
+int generate_printing_text(nn::gpt_model<cfg>& model, const options& o) {
+    // [prompt]
+    const auto idx = shaped::tensor<std::int64_t, cfg::batch, seq>::from_buffer(o.ids, 1, o.ids.size());
+    text::utf8_stream stream;
+    std::cout << o.tokenizer->decode(o.ids) << std::flush;
+    const auto print = [&](std::span<const std::int64_t> next) {  // the new token of each sequence (batch 1)
+        std::cout << stream.push(o.tokenizer->token_bytes(next[0])) << std::flush;
+    };
+    const auto out = o.cache ? nn::generate_text_simple_cached(model, idx, o.max_new_tokens, print)
+                             : nn::generate_text_simple(model, idx, o.max_new_tokens, cfg::context_length::extent);
+    if (!o.cache)  // the book's uncached loop takes no callback: the new tokens' text at the end
+        for (std::size_t i = o.ids.size(); i < out.shape.extent(1); ++i) print(std::span(&out.at(0, i), 1));
+    std::cout << stream.finish() << "\n" << out << "\n";
+    // [prompt]
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -201,6 +265,7 @@ int main(int argc, char** argv) {
         io::load_gpt2_weights(model, io::safetensors_file(o.weights));
         model.eval();
         // [load]
+        if (o.tokenizer) return generate_printing_text(model, o);
         // [generate]
         const auto idx = shaped::tensor<std::int64_t, cfg::batch, seq>::from_buffer(o.ids, 1, o.ids.size());
         const auto out = o.cache ? nn::generate_text_simple_cached(model, idx, o.max_new_tokens)

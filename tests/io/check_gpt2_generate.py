@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Runs examples/gpt2_generate.cpp on a random GPT-2 124M checkpoint and on bad files.
 
-Usage: check_gpt2_generate.py MAKER EXAMPLE EXPECTED TINY
+Usage: check_gpt2_generate.py MAKER EXAMPLE EXPECTED TINY VOCAB PROMPT_EXPECTED
   MAKER     build/tests/io/make_gpt2_checkpoint: writes the checkpoint of tests/golden/make_goldens.py
             (gpt2_layout, seed 73) with shaped's bit-exact torch::randn, into a temporary folder;
   EXAMPLE   build/examples/gpt2_generate;
   EXPECTED  tests/golden/weights/gpt2_generate.out: what the book's model prints with those weights;
-  TINY      tests/golden/weights/tiny_gpt2.safetensors: a checkpoint of another size.
+  TINY      tests/golden/weights/tiny_gpt2.safetensors: a checkpoint of another size;
+  VOCAB     tests/data: GPT-2's encoder.json and vocab.bpe;
+  PROMPT_EXPECTED  tests/golden/weights/gpt2_generate_prompt.out: the same run from --prompt "Every effort moves
+            you": the text (tiktoken's decode of EXPECTED's ids) on one line, then EXPECTED.
 Checks that both the cached and the uncached generation print EXPECTED, and that a missing file, a truncated
 one and one of another size each exit non-zero, print nothing on stdout, and name the file and the problem.
 Then that each bad command line (a signed or spaced number, more tokens than the context holds, an id outside the
@@ -26,10 +29,10 @@ PROMPT = "6109,3626,6100,345"
 REFUSAL_SECONDS = 1.0  # a refusal reads no weights; a run that loads them takes seconds
 RULE_IDS = "ids are token ids in decimal digits (no sign, no spaces) separated by single commas"
 RULE_COUNT = "not a number of tokens; write decimal digits only (no sign, no spaces)"
-USAGE = "; usage: gpt2_generate --weights FILE.safetensors --ids"
+USAGE = "; usage: gpt2_generate --weights FILE.safetensors (--ids"
 
 
-def refusal_cases(weights, tmp):
+def refusal_cases(weights, tmp, vocab):
     """(label, arguments, exit code, text stderr must hold): each must be refused before the weights are read."""
     fifo = tmp / "fifo.safetensors"
     os.mkfifo(fifo)
@@ -75,6 +78,19 @@ def refusal_cases(weights, tmp):
          "gpt2_generate: --max-new-tokens needs a value" + USAGE),
         ("ids twice", [*w, *IDS, "--ids", "1"], 2, "gpt2_generate: --ids is given twice" + USAGE),
         ("no weights", IDS, 2, "gpt2_generate: --weights is required" + USAGE),
+        ("ids and prompt", [*w, "--ids", PROMPT, "--prompt", "x"], 2,
+         "gpt2_generate: --ids and --prompt are two prompts; give one" + USAGE),
+        ("prompt with <|endoftext|>", [*w, "--prompt", "a<|endoftext|>b", "--vocab", vocab], 2,
+         "gpt2_generate: --prompt 'a<|endoftext|>b': shaped::text::bpe_tokenizer::encode: the text holds the special "
+         "token <|endoftext|>"),
+        ("prompt not UTF-8", [*w, "--prompt", "a\udcffb", "--vocab", vocab], 2,
+         "shaped::text::bpe_tokenizer::encode: the text is not UTF-8 (byte 1)"),
+        ("empty prompt", [*w, "--prompt", "", "--vocab", vocab], 2,
+         "gpt2_generate: --prompt '': the prompt needs at least one token"),
+        ("vocab without a tokenizer", [*w, "--prompt", "hi", "--vocab", str(tmp)], 2,
+         f"gpt2_generate: --vocab '{tmp}': no GPT-2 tokenizer there"),
+        ("prompt, no tokenizer beside the weights", [*w, "--prompt", "hi"], 2,
+         f"gpt2_generate: --weights' folder '{tmp}': no GPT-2 tokenizer there"),
     ]
 
 
@@ -82,7 +98,7 @@ def check_refusal(example, label, args, code, text):
     """A problem, or None: exit `code` within REFUSAL_SECONDS, nothing on stdout, `text` on a single stderr line."""
     start = time.monotonic()
     try:
-        p = subprocess.run([example, *args], capture_output=True, text=True, timeout=REFUSAL_SECONDS)
+        p = subprocess.run([example, *args], capture_output=True, text=True, errors="replace", timeout=REFUSAL_SECONDS)
     except subprocess.TimeoutExpired:
         return f"{label}: still running after {REFUSAL_SECONDS} s (killed); expected exit {code} with {text!r}"
     seconds = time.monotonic() - start
@@ -98,8 +114,9 @@ def run(example, weights, *extra):
 
 
 def main():
-    maker, example, expected, tiny = sys.argv[1:5]
+    maker, example, expected, tiny, vocab, prompt_expected = sys.argv[1:7]
     want = pathlib.Path(expected).read_text()
+    want_text = pathlib.Path(prompt_expected).read_text(encoding="utf-8")
     problems = []
     with tempfile.TemporaryDirectory() as tmp:
         weights = pathlib.Path(tmp) / "gpt2.safetensors"
@@ -112,6 +129,16 @@ def main():
                                 f"PyTorch printed {want!r}")
             else:
                 print(f"{label}: prints what PyTorch prints: {p.stdout.strip()}")
+        # The same prompt as text: tokenized as tiktoken does, then the new tokens' text, then the same ids.
+        for extra in ([], ["--no-cache"]):
+            p = subprocess.run([example, "--weights", str(weights), "--prompt", "Every effort moves you", "--vocab", vocab,
+                                "--max-new-tokens", "10", *extra], capture_output=True, text=True, encoding="utf-8")
+            label = "--prompt " + ("cached" if not extra else "uncached")
+            if p.returncode != 0 or p.stdout != want_text:
+                problems.append(f"{label}: exit {p.returncode}, printed {p.stdout!r}, stderr {p.stderr!r}; "
+                                f"expected {want_text!r}")
+            else:
+                print(f"{label}: prints the text and the ids: {p.stdout.strip()!r}")
         p = subprocess.run([example, "--weights", str(weights), "--ids", PROMPT, "--max-new-tokens", "0"],
                            capture_output=True, text=True)
         if p.returncode != 0 or [int(t) for t in p.stdout.strip(" \n[]tensor()").split(",")] != [6109, 3626, 6100, 345]:
@@ -120,7 +147,7 @@ def main():
         else:
             print(f"max-new-tokens 0: prints the prompt: {p.stdout.strip()}")
         # With a valid checkpoint in place: a program that read it before checking would load, then run or hang.
-        for case in refusal_cases(weights, pathlib.Path(tmp)):
+        for case in refusal_cases(weights, pathlib.Path(tmp), vocab):
             if (problem := check_refusal(example, *case)) is not None:
                 problems.append(problem)
         truncated = pathlib.Path(tmp) / "truncated.safetensors"

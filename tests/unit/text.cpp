@@ -217,3 +217,25 @@ TEST_CASE("one tokenizer encodes on several threads at once (const calls share t
     for (auto& t : threads) t.join();
     for (const auto& ids : out) CHECK(ids == ids_of(golden::text::verdict));
 }
+
+TEST_CASE("utf8_stream gives whole characters as token bytes arrive, and U+FFFD for one never finished") {
+    const auto& tok = gpt2();
+    for (const auto s : golden::text::stress_strings) {
+        INFO(s);
+        const auto ids = tok.encode(s, {"<|endoftext|>"});
+        shaped::text::utf8_stream stream;
+        std::string out;
+        for (const auto id : ids) {
+            const std::string part = stream.push(tok.token_bytes(id));
+            CHECK(shaped::text::bpe_tokenizer::replace_invalid_utf8(part) == part);  // only whole characters
+            out += part;
+        }
+        out += stream.finish();
+        CHECK(out == s);
+    }
+    shaped::text::utf8_stream stream;
+    CHECK(stream.push("ok \xf0\x9f") == "ok ");  // the first half of an emoji waits
+    CHECK(stream.push("\x98") == "");
+    CHECK(stream.finish() == "\xef\xbf\xbd");    // never completed: one U+FFFD, as decode gives
+    CHECK(stream.push("\xff!") == "\xef\xbf\xbd!");
+}

@@ -7,8 +7,10 @@
 
 #include <array>
 #include <boost/hana/tuple.hpp>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -272,10 +274,12 @@ tensor<std::int64_t, Batch, Seq> generate_text_simple(const Model& model, tensor
 /// sequence would grow past `seq`'s bound.
 /// Source: the book's `generate_text_simple_cached` (ch04/03_kv-cache): `model.eval()`,
 /// `model.reset_kv_cache()`, `model(idx, use_cache=True)`, then `model(next_idx, use_cache=True)` per token.
+/// With `on_token`, called after each step with the new token of each sequence (`batch` ids), so that text can
+/// be printed as it is generated: `generate_text_simple_cached(model, ids, 10, [&](auto next) { ... })`.
 /// Example: `auto out = shaped::nn::generate_text_simple_cached(model, ids, 10);`
-template <class Model, Axis Batch, Axis Seq>
+template <class Model, Axis Batch, Axis Seq, std::invocable<std::span<const std::int64_t>> OnToken>
 tensor<std::int64_t, Batch, Seq> generate_text_simple_cached(Model& model, tensor<std::int64_t, Batch, Seq> idx,
-                                                             std::size_t max_new_tokens,
+                                                             std::size_t max_new_tokens, OnToken&& on_token,
                                                              torch::generator& gen = torch::default_generator()) {
     static_assert(DynamicAxis<Seq>, "shaped::nn::generate_text_simple_cached: the sequence axis grows, so it is a "
                                     "run-time axis (shaped::dynamic_axis)");
@@ -293,10 +297,18 @@ tensor<std::int64_t, Batch, Seq> generate_text_simple_cached(Model& model, tenso
     for (std::size_t step = 0;; ++step) {
         auto next = logits.template select<tokens>(-1).template argmax<-1>(keepdim);  // (batch, reduced<vocab_size>)
         idx = cat<1>(hana::make_tuple(std::move(idx), next));
+        on_token(std::span<const std::int64_t>(next.data(), next.numel()));
         if (step + 1 == max_new_tokens) break;
         logits = model(std::move(next).template rename<Batch, tokens>(), use_cache, gen);
     }
     return idx;
+}
+/// The same without a callback (see above).
+template <class Model, Axis Batch, Axis Seq>
+tensor<std::int64_t, Batch, Seq> generate_text_simple_cached(Model& model, tensor<std::int64_t, Batch, Seq> idx,
+                                                             std::size_t max_new_tokens,
+                                                             torch::generator& gen = torch::default_generator()) {
+    return generate_text_simple_cached(model, std::move(idx), max_new_tokens, [](std::span<const std::int64_t>) {}, gen);
 }
 
 }  // namespace shaped::nn

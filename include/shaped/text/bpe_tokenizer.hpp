@@ -198,6 +198,48 @@ inline std::string read_file(const std::filesystem::path& path, const char* read
 
 }  // namespace detail
 
+/// Text from a stream of token bytes, for printing tokens as they are generated: `push` gives the complete
+/// UTF-8 characters so far and keeps the bytes of a character that a later token completes; `finish` gives
+/// what is left, an unfinished character as U+FFFD (as `decode` would).
+///
+/// Shapes: none. Errors: none (invalid bytes become U+FFFD). Source: what tiktoken's users write with
+/// `decode_single_token_bytes` and an incremental UTF-8 decoder; Hugging Face's `DecodeStream`.
+/// Example: `text::utf8_stream out; ... std::cout << out.push(tok.token_bytes(id)) << std::flush;`
+class utf8_stream {
+public:
+    /// Appends `bytes` and gives the text that is now complete.
+    std::string push(std::string_view bytes) {
+        pending_ += bytes;
+        std::size_t i = 0, done = 0;
+        while (i < pending_.size()) {
+            std::size_t bad = 1;
+            const std::size_t n = detail::utf8_sequence(pending_, i, &bad);
+            if (n) {
+                i += n;
+                done = i;
+            } else if (i + bad == pending_.size()) {
+                break;  // a character's first bytes: a later token may complete it
+            } else {
+                i += bad;
+                done = i;
+            }
+        }
+        std::string out = replace_invalid(std::string_view(pending_).substr(0, done));
+        pending_.erase(0, done);
+        return out;
+    }
+    /// What is left: an unfinished character as U+FFFD; the stream is then empty.
+    std::string finish() {
+        std::string out = replace_invalid(pending_);
+        pending_.clear();
+        return out;
+    }
+
+private:
+    static std::string replace_invalid(std::string_view bytes);
+    std::string pending_;
+};
+
 /// GPT-2's pre-tokenizer pattern, as tiktoken's `gpt2` (r50k_base) encoding writes it: contractions, letters
 /// with one leading space, numbers likewise, other symbols likewise, whitespace not followed by a non-space,
 /// other whitespace. `\s` is Unicode's White_Space, spelled out (PCRE2's `\s` lacks U+0085 and U+180E's kin).
@@ -501,6 +543,8 @@ private:
     std::vector<std::string> tokens_;                                                              // id -> bytes
     std::int64_t eot_ = -1;
 };
+
+inline std::string utf8_stream::replace_invalid(std::string_view bytes) { return bpe_tokenizer::replace_invalid_utf8(bytes); }
 
 }  // namespace shaped::text
 

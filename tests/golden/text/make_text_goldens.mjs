@@ -1,4 +1,4 @@
-// Writes tests/golden/text_goldens.hpp: tiktoken's GPT-2 ids for the-verdict.txt, the strings the book
+// Writes tests/golden/text_goldens.hpp and tests/golden/weights/gpt2_generate_prompt.out: tiktoken's GPT-2 ids for the-verdict.txt, the strings the book
 // encodes and a stress set of our own, and tiktoken's decode of single tokens (the bytes of a character split
 // between tokens replaced by U+FFFD, as Python's tiktoken decodes with errors="replace" and TextDecoder does).
 // Run: npm ci && node make_text_goldens.mjs  (in tests/golden/text); the tests never need node.
@@ -95,4 +95,10 @@ lines.push(`inline constexpr std::int64_t n_vocab = ${enc.token_byte_values().le
 lines.push(`inline constexpr std::int64_t eot_token = ${enc.encode("<|endoftext|>", "all")[0]};`);
 lines.push("", "}  // namespace golden::text", "", "#endif", "");
 writeFileSync(join(here, "..", "text_goldens.hpp"), lines.join("\n"));
+// examples/gpt2_generate --prompt "Every effort moves you" prints the text of the ids it generates, then the ids
+// as tests/golden/weights/gpt2_generate.out has them (the book's model on the random checkpoint).
+const generated = readFileSync(join(here, "..", "weights", "gpt2_generate.out"), "utf8");
+const generatedIds = generated.match(/\d+/g).map(Number);
+const generatedText = new TextDecoder().decode(enc.decode(new Uint32Array(generatedIds)));
+writeFileSync(join(here, "..", "weights", "gpt2_generate_prompt.out"), generatedText + "\n" + generated);
 enc.free();
