@@ -63,6 +63,19 @@ public:
     /// The config's embedding axis.
     using emb_dim = typename Config::emb_dim;
 
+private:
+    // The config's num_tokens must be declared within its own context_length: a config derived from another
+    // with context_length replaced keeps the base's num_tokens, bound to the base's context_length.
+    static constexpr bool config_ok = shaped::detail::prefix_of<typename Config::num_tokens, context_length>();
+    static_assert(diag::expect<config_ok, shaped::detail::described<diag::tensor_axes, typename Config::num_tokens>,
+                               shaped::detail::described<diag::expected_axes, context_length>>,
+                  "shaped::nn::gpt_model<Config>: Config::num_tokens is not declared within Config::context_length "
+                  "(a config derived from another with context_length replaced keeps the other's num_tokens); "
+                  "redeclare it in the config: struct num_tokens : shaped::dynamic_axis<\"num_tokens\", "
+                  "shaped::at_most<context_length>> {};");
+
+public:
+
     /// The token embeddings, `(vocab_size, emb_dim)`.
     embedding<vocab_size, emb_dim> tok_emb;
     /// The position embeddings, `(context_length, emb_dim)`.
@@ -115,11 +128,11 @@ public:
         if constexpr (rank_ok) {
             using tokens = shaped::detail::axis_at_t<1, X...>;
             constexpr bool within = shaped::detail::prefix_of<tokens, context_length>();
-            static_assert(diag::expect<within, shaped::detail::described<diag::tensor_axes, X...>,
+            static_assert(diag::expect<within || !config_ok, shaped::detail::described<diag::tensor_axes, X...>,
                                        shaped::detail::described<diag::expected_axes, context_length>>,
                           "shaped::nn::gpt_model(in_idx): the token axis must be declared within context_length "
                           "(the config's num_tokens is); crop a longer sequence with last<...>()");
-            if constexpr (within) {
+            if constexpr (within && config_ok) {
                 const std::size_t seq_len = in_idx.shape.extent(1);
                 auto tok_embeds = tok_emb(in_idx);
                 auto pos_embeds = pos_emb(positions<tokens>(seq_len));  // pos_emb(torch.arange(seq_len))
@@ -189,11 +202,11 @@ private:
         if constexpr (rank_ok) {
             using tokens = shaped::detail::axis_at_t<1, X...>;
             constexpr bool within = shaped::detail::prefix_of<tokens, context_length>();
-            static_assert(diag::expect<within, shaped::detail::described<diag::tensor_axes, X...>,
+            static_assert(diag::expect<within || !config_ok, shaped::detail::described<diag::tensor_axes, X...>,
                                        shaped::detail::described<diag::expected_axes, context_length>>,
                           "shaped::nn::gpt_model(in_idx, use_cache): the token axis must be declared within "
                           "context_length (the config's num_tokens is)");
-            if constexpr (within) {
+            if constexpr (within && config_ok) {
                 const std::size_t seq_len = in_idx.shape.extent(1);
                 if (current_pos_ + seq_len > context_length::extent)
                     throw shape_error("nn::gpt_model(in_idx, use_cache)",
