@@ -379,12 +379,27 @@ struct key : axis_tag, detail::same_extent_as<A> {
 /// queries against cached keys are `(..., num_tokens, cached<num_tokens>)`; a mask built for the new tokens
 /// alone, `(num_tokens, key<num_tokens>)`, does not apply to them.
 ///
-/// Shapes: a run-time extent with `A`'s bound. A prefix of whatever `A` is a prefix of, so a causal mask of
-/// `context_length` may be cut to it. Errors: none of its own.
+/// Shapes: a run-time extent bounded by the context `A` is declared within (`A`'s own bound if none), so that
+/// a static one-token `A` of decoding steps meets every cached token. A prefix of whatever `A` is a prefix of,
+/// so a causal mask of `context_length` may be cut to it. Errors: none of its own.
 /// Source: the cached keys of the book's KV cache (`self.cache_k`, ch04/03_kv-cache).
 /// Example: `auto mask_rows = shaped::narrow<0, num_tokens>(mask, cached_before, n).slice<num_tokens, shaped::cached<num_tokens>>(n, cached_before + n);`
+namespace detail {
+// The bound of a cache's keys for queries along `A`: the context `A` is declared within, whose every token
+// the cache may hold (a static one-token axis `A` of decoding steps included), else `A`'s own bound.
+template <class A>
+constexpr std::size_t cache_bound() {
+    if constexpr (requires { typename A::within; }) {
+        if constexpr (!std::is_void_v<typename A::within>) return A::within::extent;
+        else return A::bound;
+    } else {
+        return A::bound;
+    }
+}
+}  // namespace detail
+
 template <Axis A>
-struct cached : axis_tag, detail::one_run_time_extent<A::bound> {
+struct cached : axis_tag, detail::one_run_time_extent<detail::cache_bound<A>()> {
     /// The query-token axis these cached keys go with (so a `cached` axis is also a key axis).
     using query = A;
     /// The same `A`: marks the axis as a cache's, apart from a plain `key<A>`.
@@ -397,13 +412,13 @@ struct cached : axis_tag, detail::one_run_time_extent<A::bound> {
 /// window: `scaled_dot_product_attention` without `sliding_window<Window>`, or with another window, fails to
 /// compile (the tokens a wider window needs were dropped).
 ///
-/// Shapes: a run-time extent with `A`'s bound; a key axis of `A` (`key<A>`'s relations hold) and a cache's
-/// axis as `cached<A>` is. Errors: none of its own.
+/// Shapes: a run-time extent bounded as `cached<A>`'s; a key axis of `A` (`key<A>`'s relations hold) and a
+/// cache's axis as `cached<A>` is. Errors: none of its own.
 /// Source: the keys of the book's sliding-window cache, `keys[:, -attn_keep:]` (ch04/06_swa,
 /// `gpt_with_kv_swa.py`); Gemma 3's local layers.
 /// Example: `auto [k, v] = cache.append(keys_new, values_new);  // (b, heads, shaped::windowed<num_tokens, window>, head_dim)`
 template <Axis A, Axis Window>
-struct windowed : axis_tag, detail::one_run_time_extent<A::bound> {
+struct windowed : axis_tag, detail::one_run_time_extent<detail::cache_bound<A>()> {
     /// The query-token axis these keys go with.
     using query = A;
     /// The same `A`: a cache's axis.

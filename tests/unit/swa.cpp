@@ -121,6 +121,52 @@ TEST_CASE("sliding_window_attention over 300 run-time tokens, window 64: prefixe
     }
 }
 
+TEST_CASE("decoding steps on a static one-token axis meet every cached key, with and without a window") {
+    // A prompt on run-time tokens, then steps along `one` (a static axis of 1 declared within the context):
+    // the cached keys are bounded by the context, not by `one`'s extent.
+    struct one : shaped::axis<"num_tokens", 1, shaped::at_most<context_length>> {};
+    torch::manual_seed(97);
+    nn::sliding_window_attention<d_in, num_heads, num_kv_heads, head_dim, context_length, sliding_window> swa;
+    const auto x = torch::rand<batch, num_tokens, d_in>(2, 40) * 2.f - 1.f;
+    const nn::rope<context_length, head_dim> rope;
+    nn::grouped_query_attention<d_in, num_heads, num_kv_heads, head_dim, context_length> gqa;
+    const auto full = gqa(x, rope);
+    (void)swa(test::tokens(x, 2, 0, 10), rope, nn::use_cache);
+    (void)gqa(test::tokens(x, 2, 0, 10), rope, nn::use_cache);
+    for (std::size_t pos = 10; pos < 20; ++pos) {
+        INFO("position ", pos);
+        const auto step = test::tokens(x, 2, pos, 1).rename<batch, one, d_in>();
+        CHECK(test::rows_diff(swa(step, rope, nn::use_cache), golden::swa_97, pos, 40, 24, 2) <= tolerance);
+        const auto y = gqa(step, rope, nn::use_cache);
+        double worst = 0;
+        for (std::size_t i = 0; i < 2; ++i)
+            for (std::size_t e = 0; e < 24; ++e) worst = std::max(worst, double(std::abs(y.at(i, 0, e) - full.at(i, pos, e))));
+        CHECK(worst <= tolerance);
+    }
+    CHECK(swa.cache.size() == 20);
+    CHECK(gqa.cache.size() == 20);
+}
+
+TEST_CASE("a window longer than the context holds the context, not the window") {
+    struct ctx : shaped::axis<"context_length", 16> {};
+    struct tokens : shaped::dynamic_axis<"num_tokens", shaped::at_most<ctx>> {};
+    struct heads : shaped::axis<"num_heads", 2> {};
+    struct hd : shaped::axis<"head_dim", 4> {};
+    struct window : shaped::axis<"sliding_window", 100> {};
+    nn::sliding_window_cache<heads, hd, window, ctx> ring;
+    nn::kv_cache<heads, hd, ctx> full;
+    const auto k = torch::rand<batch, tokens, heads, hd>(1, 16), v = torch::rand<batch, tokens, heads, hd>(1, 16);
+    for (std::size_t pos = 0; pos < 16; pos += 4) {
+        const auto kn = shaped::narrow<1, tokens>(k, pos, 4), vn = shaped::narrow<1, tokens>(v, pos, 4);
+        auto [rk, rv] = ring.append(kn, vn);
+        auto [fk, fv] = full.append(kn, vn);
+        REQUIRE(rk.numel() == fk.numel());
+        CHECK(std::equal(rk.data(), rk.data() + rk.numel(), fk.data()));
+        CHECK(std::equal(rv.data(), rv.data() + rv.numel(), fv.data()));
+    }
+    CHECK(ring.capacity_bytes() == 16 * decltype(ring)::bytes_per_token);
+}
+
 TEST_CASE("sliding_window_cache gives the keys of a plain cache's last window, at windows 1..70 and random chunks") {
     struct ctx : shaped::axis<"context_length", 160> {};
     struct tokens : shaped::dynamic_axis<"num_tokens", shaped::at_most<ctx>> {};

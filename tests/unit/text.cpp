@@ -171,20 +171,39 @@ TEST_CASE("a missing or corrupt vocabulary file throws file_error naming the fil
         scratch_file f("ids_twice.json", "{\"a\": 0, \"b\": 0}");
         CHECK(test::thrown<shaped::io::file_error>([&] { (void)text::bpe_tokenizer::gpt2(f.path, merges); }) ==
               "shaped::text::bpe_tokenizer::gpt2 (encoder.json): " + f.path.string() +
-                  ": the ids are not 0 to 1 once each (b: 0)");
+                  ": the id 0 of \"b\" is given to another token too");
     }
     {
         scratch_file f("not_an_id.json", "{\"a\": -1}");
         CHECK(test::thrown<shaped::io::file_error>([&] { (void)text::bpe_tokenizer::gpt2(f.path, merges); }) ==
-              "shaped::text::bpe_tokenizer::gpt2 (encoder.json): " + f.path.string() + ": the value of a is not an id: -1");
+              "shaped::text::bpe_tokenizer::gpt2 (encoder.json): " + f.path.string() + ": the value of \"a\" is not an id: -1");
     }
     {
         scratch_file f("few_bytes.json", "{\"a\": 0, \"<|endoftext|>\": 1}");
         CHECK(test::thrown<shaped::io::file_error>([&] { (void)text::bpe_tokenizer::gpt2(f.path, merges); }) ==
               "shaped::text::bpe_tokenizer::gpt2 (encoder.json): " + f.path.string() + ": byte 0 has no token");
     }
+    CHECK(test::thrown<shaped::io::file_error>([&] { (void)text::bpe_tokenizer::gpt2(data, merges); }) ==
+          "shaped::text::bpe_tokenizer::gpt2 (encoder.json): " + data.string() + ": a directory, not a file");
+    {  // a token missing: the last id is then past the end
+        std::string e = read(encoder);
+        const std::size_t at = e.find("\"!\": 0, ");
+        REQUIRE(at != std::string::npos);
+        scratch_file f("missing_token.json", e.erase(at, 8));
+        CHECK(test::thrown<shaped::io::file_error>([&] { (void)text::bpe_tokenizer::gpt2(f.path, merges); }) ==
+              "shaped::text::bpe_tokenizer::gpt2 (encoder.json): " + f.path.string() +
+                  ": the id of \"<|endoftext|>\" is 50256, not below the number of tokens, 50256 (the ids are 0 to "
+                  "50255 once each: is a token missing?)");
+    }
     // vocab.bpe: a merge of a token the vocabulary lacks; a merge out of order; merges missing at the end.
     std::string m = read(merges);
+    {  // CRLF line ends are read as tiktoken reads them
+        std::string crlf;
+        for (const char c : m) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+        scratch_file f("crlf.bpe", crlf);
+        const auto tok = text::bpe_tokenizer::gpt2(encoder, f.path);
+        CHECK(tok.encode(golden::text::book_strings[6]) == ids_of(golden::text::book_6));
+    }
     {
         scratch_file f("unknown.bpe", "#version: 0.2\n\xc4\xa0 zzzqqq\n");
         CHECK(test::thrown<shaped::io::file_error>([&] { (void)text::bpe_tokenizer::gpt2(encoder, f.path); }) ==
@@ -238,4 +257,7 @@ TEST_CASE("utf8_stream gives whole characters as token bytes arrive, and U+FFFD 
     CHECK(stream.push("\x98") == "");
     CHECK(stream.finish() == "\xef\xbf\xbd");    // never completed: one U+FFFD, as decode gives
     CHECK(stream.push("\xff!") == "\xef\xbf\xbd!");
+    CHECK(stream.push("\xff") == "\xef\xbf\xbd");  // bytes no later token can complete: replaced at once
+    CHECK(stream.push("\x80") == "\xef\xbf\xbd");
+    CHECK(stream.finish().empty());
 }

@@ -166,8 +166,8 @@ private:
 /// `shape_error`: values whose run-time extents (batch, num_tokens) are not the keys'; positions past
 /// `ContextLength` (`size()` counts every token taken since `reset()`, not those held: the positions a RoPE
 /// table or a positional embedding covers), naming it; a call's batch other than the one the cache started
-/// with. Nothing is copied before these checks. Memory: `batch * Window * bytes_per_token`, taken on the first
-/// call after a `reset()` whose batch needs more, and kept.
+/// with. Nothing is copied before these checks. Memory: `batch * min(Window, ContextLength) * bytes_per_token`,
+/// taken on the first call after a `reset()` whose batch needs more, and kept.
 /// Source: the book's `MultiHeadAttentionWithSWA` cache (ch04/06_swa, `gpt_with_kv_swa.py`): its keys for
 /// attention, `attn_keep = min(len, W + num_tokens - 1)`, and what it keeps, `cache_keep = min(len, W)`; here
 /// the kept tokens are written in place into a ring of `W` slots. A chunked prefill gives the uncached
@@ -182,6 +182,8 @@ class sliding_window_cache {
     static_assert(Window::extent >= 1, "shaped::nn::sliding_window_cache: a window of at least one token");
     static constexpr std::size_t H = NumHeads::extent, D = HeadDim::extent, DK = KeyDim::extent,
                                  W = Window::extent, C = ContextLength::extent;
+    // Slots per ring: the window, or the context when it is shorter (positions stay below C, so p % W < S).
+    static constexpr std::size_t S = W < C ? W : C;
 
 public:
     /// Bytes one held token takes, keys and values of every head, per sequence (as `kv_cache`'s).
@@ -192,7 +194,8 @@ public:
     std::size_t held() const noexcept { return std::min(size_, W); }
     /// The batch the cache was started with (0 when empty).
     std::size_t batch() const noexcept { return size_ ? batch_ : 0; }
-    /// Bytes the cache holds allocated: `batch * Window * bytes_per_token` after its first append.
+    /// Bytes the cache holds allocated: `batch * min(Window, ContextLength) * bytes_per_token` after its first
+    /// append.
     std::size_t capacity_bytes() const noexcept { return (k_.capacity() + v_.capacity()) * sizeof(float); }
     /// Forgets every token; the memory stays for the next sequence.
     void reset() noexcept { size_ = 0; }
@@ -232,9 +235,9 @@ private:
         detail::check_room(op, size_, batch_, b, n, C, axis_name<ContextLength>(), " positions (", ")", " taken + ");
         if (size_ == 0) {
             batch_ = b;
-            if (k_.size() < b * H * W * DK) {  // exactly what is needed; nothing to keep
-                k_ = std::vector<float>(b * H * W * DK);
-                v_ = std::vector<float>(b * H * W * D);
+            if (k_.size() < b * H * S * DK) {  // exactly what is needed; nothing to keep
+                k_ = std::vector<float>(b * H * S * DK);
+                v_ = std::vector<float>(b * H * S * D);
             }
         }
         const std::size_t before = std::min(size_, W - 1), m = before + n;  // the book's attn_keep
@@ -253,8 +256,8 @@ private:
                 const std::size_t ring = i * H + h, out = ring * m;
                 for (std::size_t j = 0; j < before; ++j) {  // the held tokens the window still reaches
                     const std::size_t slot = (size_ - before + j) % W;
-                    std::copy_n(k_.data() + (ring * W + slot) * DK, DK, k.data() + (out + j) * DK);
-                    std::copy_n(v_.data() + (ring * W + slot) * D, D, v.data() + (out + j) * D);
+                    std::copy_n(k_.data() + (ring * S + slot) * DK, DK, k.data() + (out + j) * DK);
+                    std::copy_n(v_.data() + (ring * S + slot) * D, D, v.data() + (out + j) * D);
                 }
                 for (std::size_t t = 0; t < n; ++t) {  // the new ones
                     const std::size_t row = i * s[0] + t * s[1] + h * s[2];
@@ -263,15 +266,15 @@ private:
                 }
                 for (std::size_t t = n > W ? n - W : 0; t < n; ++t) {  // the book's cache_keep: the last W
                     const std::size_t row = i * s[0] + t * s[1] + h * s[2], slot = (size_ + t) % W;
-                    std::copy_n(kn + row * DK, DK, k_.data() + (ring * W + slot) * DK);
-                    std::copy_n(vn + row * D, D, v_.data() + (ring * W + slot) * D);
+                    std::copy_n(kn + row * DK, DK, k_.data() + (ring * S + slot) * DK);
+                    std::copy_n(vn + row * D, D, v_.data() + (ring * S + slot) * D);
                 }
             }
         size_ += n;
         return std::pair{std::move(k), std::move(v)};
     }
 
-    std::vector<float> k_, v_;  // (batch, NumHeads, Window, KeyDim or HeadDim): position p in slot p % Window
+    std::vector<float> k_, v_;  // (batch, NumHeads, S, KeyDim or HeadDim): position p in slot p % Window
     std::size_t batch_ = 0, size_ = 0;
 };
 

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <system_error>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -188,6 +189,8 @@ private:
 };
 
 inline std::string read_file(const std::filesystem::path& path, const char* reader) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw io::file_error(reader, path.string(), "a directory, not a file");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw io::file_error(reader, path.string(), "cannot open the file");
     std::ostringstream ss;
@@ -217,7 +220,8 @@ public:
             if (n) {
                 i += n;
                 done = i;
-            } else if (i + bad == pending_.size()) {
+            } else if (i + bad == pending_.size() && static_cast<unsigned char>(pending_[i]) >= 0xc2 &&
+                       static_cast<unsigned char>(pending_[i]) <= 0xf4) {
                 break;  // a character's first bytes: a later token may complete it
             } else {
                 i += bad;
@@ -242,7 +246,7 @@ private:
 
 /// GPT-2's pre-tokenizer pattern, as tiktoken's `gpt2` (r50k_base) encoding writes it: contractions, letters
 /// with one leading space, numbers likewise, other symbols likewise, whitespace not followed by a non-space,
-/// other whitespace. `\s` is Unicode's White_Space, spelled out (PCRE2's `\s` lacks U+0085 and U+180E's kin).
+/// other whitespace. `\s` is Unicode's White_Space, spelled out as tiktoken's regex has it.
 inline constexpr std::string_view gpt2_pattern =
     R"('(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\t\n\v\f\r \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029})"
     R"(\x{202F}\x{205F}\x{3000}\p{L}\p{N}]+|[\t\n\v\f\r \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F})"
@@ -262,8 +266,12 @@ inline constexpr std::string_view gpt2_pattern =
 /// when `encode<T>` gives more tokens than `T`'s bound. Threads: `const` calls may run concurrently.
 /// Source: tiktoken's `tiktoken.get_encoding("gpt2")` (`encode`, `encode_ordinary`, `decode`,
 /// `decode_bytes`, `n_vocab`, `eot_token`), which the book uses from chapter 2 on; OpenAI's `encoder.py`.
+/// Letters and digits are those of the Unicode version of the PCRE2 it runs on (Debian 12's 10.42: Unicode
+/// 14); tiktoken 1.0.22's are Unicode 16's. Text with characters assigned in Unicode 15 or 16 (CJK extension
+/// H, Kawi, ...) beside an apostrophe or a space may split into other words, and so other ids; all other text
+/// gives tiktoken's ids.
 /// Example: `auto tok = shaped::text::bpe_tokenizer::gpt2("encoder.json", "vocab.bpe");`
-///          `auto ids = tok.encode<num_tokens>("Every effort moves you");  // 6116, 3626, 6100, 345`
+///          `auto ids = tok.encode<num_tokens>("Every effort moves you");  // 6109, 3626, 6100, 345`
 class bpe_tokenizer {
 public:
     /// Loads GPT-2's vocabulary: `encoder_json` maps each token's characters (GPT-2's byte-to-unicode
@@ -466,9 +474,9 @@ private:
             r.begin_object();
             std::string key;
             while (r.member(key)) {
-                if (r.next() != shaped::detail::json::kind::number) fail("the value of " + key + " is not an id");
+                if (r.next() != shaped::detail::json::kind::number) fail("the value of \"" + key + "\" is not an id");
                 const auto n = r.read_number();
-                if (!n.is_unsigned) fail("the value of " + key + " is not an id: " + std::string(n.text));
+                if (!n.is_unsigned) fail("the value of \"" + key + "\" is not an id: " + std::string(n.text));
                 entries.emplace_back(key, n.unsigned_value);
             }
             r.finish();
@@ -480,9 +488,11 @@ private:
         std::vector<bool> seen(entries.size());
         std::string bytes;
         for (auto& [key, id] : entries) {
-            if (id >= entries.size() || seen[id])
-                fail("the ids are not 0 to " + std::to_string(entries.size() - 1) + " once each (" + key + ": " +
-                     std::to_string(id) + ")");
+            if (id >= entries.size())
+                fail("the id of \"" + key + "\" is " + std::to_string(id) + ", not below the number of tokens, " +
+                     std::to_string(entries.size()) + " (the ids are 0 to " + std::to_string(entries.size() - 1) +
+                     " once each: is a token missing?)");
+            if (seen[id]) fail("the id " + std::to_string(id) + " of \"" + key + "\" is given to another token too");
             seen[id] = true;
             if (key == "<|endoftext|>") {  // the special token: never a merge's result
                 specials_.emplace(key, static_cast<std::int64_t>(id));
@@ -490,10 +500,10 @@ private:
                 tokens_[id] = key;
                 continue;
             }
-            if (!detail::unicode_to_bytes(key, bytes)) fail("the token " + key + " stands for no bytes");
+            if (!detail::unicode_to_bytes(key, bytes)) fail("the token \"" + key + "\" stands for no bytes");
             tokens_[id] = bytes;
             if (!ids_.emplace(bytes, static_cast<std::int64_t>(id)).second)
-                fail("two tokens stand for the same bytes (" + key + ")");
+                fail("two tokens stand for the same bytes (\"" + key + "\")");
         }
         for (unsigned b = 0; b < 256; ++b)
             if (!ids_.contains(std::string_view(reinterpret_cast<const char*>(&b), 1)))
@@ -511,6 +521,7 @@ private:
         std::uint32_t rank = 0;
         while (std::getline(in, line)) {
             ++number;
+            if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF line ends, as tiktoken reads them
             if (number == 1 && line.rfind("#version", 0) == 0) continue;
             if (line.empty()) continue;
             const std::size_t space = line.find(' ');
