@@ -374,16 +374,6 @@ struct key : axis_tag, detail::same_extent_as<A> {
     using query = A;
 };
 
-/// The key-token axis of a KV cache whose queries lie along `A`: every token the cache holds, those of
-/// earlier calls and the new ones, so its extent is its own (the new tokens' `A` is shorter). Scores of new
-/// queries against cached keys are `(..., num_tokens, cached<num_tokens>)`; a mask built for the new tokens
-/// alone, `(num_tokens, key<num_tokens>)`, does not apply to them.
-///
-/// Shapes: a run-time extent bounded by the context `A` is declared within (`A`'s own bound if none), so that
-/// a static one-token `A` of decoding steps meets every cached token. A prefix of whatever `A` is a prefix of,
-/// so a causal mask of `context_length` may be cut to it. Errors: none of its own.
-/// Source: the cached keys of the book's KV cache (`self.cache_k`, ch04/03_kv-cache).
-/// Example: `auto mask_rows = shaped::narrow<0, num_tokens>(mask, cached_before, n).slice<num_tokens, shaped::cached<num_tokens>>(n, cached_before + n);`
 namespace detail {
 // The bound of a cache's keys for queries along `A`: the context `A` is declared within, whose every token
 // the cache may hold (a static one-token axis `A` of decoding steps included), else `A`'s own bound.
@@ -398,6 +388,16 @@ constexpr std::size_t cache_bound() {
 }
 }  // namespace detail
 
+/// The key-token axis of a KV cache whose queries lie along `A`: every token the cache holds, those of
+/// earlier calls and the new ones, so its extent is its own (the new tokens' `A` is shorter). Scores of new
+/// queries against cached keys are `(..., num_tokens, cached<num_tokens>)`; a mask built for the new tokens
+/// alone, `(num_tokens, key<num_tokens>)`, does not apply to them.
+///
+/// Shapes: a run-time extent bounded by the context `A` is declared within (`A`'s own bound if none), so that
+/// a static one-token `A` of decoding steps meets every cached token. A prefix of whatever `A` is a prefix of,
+/// so a causal mask of `context_length` may be cut to it. Errors: none of its own.
+/// Source: the cached keys of the book's KV cache (`self.cache_k`, ch04/03_kv-cache).
+/// Example: `auto mask_rows = shaped::narrow<0, num_tokens>(mask, cached_before, n).slice<num_tokens, shaped::cached<num_tokens>>(n, cached_before + n);`
 template <Axis A>
 struct cached : axis_tag, detail::one_run_time_extent<detail::cache_bound<A>()> {
     /// The query-token axis these cached keys go with (so a `cached` axis is also a key axis).
