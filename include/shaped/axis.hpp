@@ -427,6 +427,20 @@ struct windowed : axis_tag, detail::one_run_time_extent<detail::cache_bound<A>()
     using window = Window;
 };
 
+/// The axis of `topk`'s results: the `k` largest elements along `A`, largest first, `k` chosen at run time.
+/// It is not `A` (position `j` along it is the `j`-th largest, not vocabulary entry `j`), so the values of
+/// `topk` do not add to or mask the tensor they came from without saying which element goes where (`gather`
+/// by the indices, or compare with one of them, `select<top_k<A>>(-1)`).
+///
+/// Shapes: a run-time extent `k`, `1 <= k <= A`'s bound. Errors: none of its own.
+/// Source: the `k`-sized last dimension of `torch.topk(logits, k)` (the book's top-k sampling, chapter 5).
+/// Example: `auto [top_logits, top_pos] = shaped::topk<vocab>(logits, 3);   // (top_k<vocab>) twice`
+template <Axis A>
+struct top_k : axis_tag, detail::one_run_time_extent<A::bound> {
+    /// The axis the largest elements were chosen along.
+    using top_of = A;
+};
+
 /// How rotary position embeddings pair the elements of a head: `split_halves` pairs element `i` with `i +
 /// head_dim/2` (Hugging Face's checkpoints and the book's `apply_rope`), `interleaved` pairs `2i` with `2i + 1`
 /// (the RoPE paper and Meta's original Llama checkpoints). The two give the same attention only when the
@@ -556,6 +570,8 @@ std::string axis_name() {
         return std::string(A::name);
     } else if constexpr (requires { typename A::window; }) {
         return "windowed<" + axis_name<typename A::query>() + ", " + axis_name<typename A::window>() + ">";
+    } else if constexpr (requires { typename A::top_of; }) {
+        return "top_k<" + axis_name<typename A::top_of>() + ">";
     } else if constexpr (detail::is_cached<A>) {
         return "cached<" + axis_name<typename A::query>() + ">";
     } else if constexpr (detail::is_key<A>) {

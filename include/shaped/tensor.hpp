@@ -218,6 +218,21 @@ public:
     /// Number of elements (`x.numel()`).
     std::size_t numel() const noexcept { return shape.numel(); }
 
+    /// The one element of a one-element tensor, as a number (PyTorch's `x.item()`): a rank-0 tensor (a loss,
+    /// `tensor(10.7940)`), or one whose every axis has extent 1 (`(batch, reduced<vocab>)` at batch 1).
+    /// Errors: compile time, a static axis of extent other than 1. Thrown: `shape_error` when a run-time
+    /// axis makes more than one element, naming the shape. Source: `torch.Tensor.item()`.
+    Value item() const {
+        static_assert(diag::expect<((!StaticAxis<Axes> || Axes::extent == 1) && ...),
+                                   detail::described<diag::tensor_axes, Axes...>>,
+                      "shaped::tensor::item(): only a tensor of one element has an item; an axis of this tensor "
+                      "has more than one (select<A>(i) the element you want first)");
+        if (numel() != 1)
+            throw shape_error("tensor::item()", "one element", std::to_string(numel()) + " elements in " + shape.text());
+        check_not_moved_from("item()");
+        return data_.data()[0];  // every stride multiplies a 0
+    }
+
     /// Element access without bounds checks (xtensor's `operator()`).
     template <class... Index>
     requires(sizeof...(Index) == rank) Value& operator()(Index... i) { return data_.data()[offset(i...)]; }
@@ -301,6 +316,16 @@ public:
     template <Axis... To>
     auto reshape() && {
         return shaped::reshape<To...>(std::move(*this));
+    }
+    /// `shaped::flatten<Start, End>(x)` (`x.flatten(start_dim, end_dim)`): those axes merged into one.
+    template <int Start = 0, int End = -1>
+    auto flatten() const& {
+        return shaped::flatten<Start, End>(*this);
+    }
+    /// On a temporary: the same, reusing its buffer.
+    template <int Start = 0, int End = -1>
+    auto flatten() && {
+        return shaped::flatten<Start, End>(std::move(*this));
     }
     /// `shaped::rename<To...>(x)`: the same elements, each axis under a new name.
     template <Axis... To>

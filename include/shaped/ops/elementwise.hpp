@@ -50,7 +50,8 @@ constexpr bool check_broadcast(axis_pack<A...>, axis_pack<B...>) {
     return ok;
 }
 
-template <class Value, class ValueB, class LA, class LB, class... A, class... B, class F>
+// `Out` is the result's element type (`bool` for comparisons), `void` for the operands' own.
+template <class Out = void, class Value, class ValueB, class LA, class LB, class... A, class... B, class F>
 auto broadcast_apply(std::string_view op, const basic_tensor<Value, LA, A...>& a, const basic_tensor<ValueB, LB, B...>& b,
                      F f) {
     static_assert(std::is_same_v<Value, ValueB>,
@@ -58,7 +59,8 @@ auto broadcast_apply(std::string_view op, const basic_tensor<Value, LA, A...>& a
                   "or .to<double>()");
     constexpr bool ok = std::is_same_v<Value, ValueB> && check_broadcast(axis_pack<A...>{}, axis_pack<B...>{});
     if constexpr (ok) {
-        using result_t = typename broadcast_result<axis_pack<A...>, axis_pack<B...>>::template type<Value>;
+        using out_t = std::conditional_t<std::is_void_v<Out>, Value, Out>;
+        using result_t = typename broadcast_result<axis_pack<A...>, axis_pack<B...>>::template type<out_t>;
         // Run-time extents are compared first: xtensor would broadcast a run-time extent of 1 silently.
         const auto e = broadcast_extents<typename result_t::extents_type>(op, "a", a.shape, "b", b.shape);
         typename result_t::storage_type out = f(a.storage(), b.storage());

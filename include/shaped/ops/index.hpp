@@ -99,16 +99,16 @@ auto narrow_copy(const basic_tensor<V, L, X...>& x, std::size_t start, std::size
 /// is `logits.select<num_tokens>(-1)`. A negative index counts from the end, as in PyTorch.
 ///
 /// Shapes: `(..., A, ...)` to `(..., ...)`; contiguous (a copy). Element type: any.
-/// Errors: compile time, an axis `x` does not have (or has twice), a dimension out of range, a rank-0
-/// result. Thrown: `std::out_of_range` for an index outside `[-extent, extent - 1]`, naming the axis, its
+/// Errors: compile time, an axis `x` does not have (or has twice), a dimension out of range. A rank-1 `x`
+/// gives a rank-0 tensor (`top_logits[-1]`), as in PyTorch. Thrown: `std::out_of_range` for an index outside `[-extent, extent - 1]`, naming the axis, its
 /// extent and the index.
 /// Source: `torch.select(x, dim, index)`, `x[:, -1, :]` (the book's `generate_text_simple`).
 /// Example: `auto last_logits = logits.select<num_tokens>(-1);   // (batch, vocab_size)`
 template <Axis A, class V, class L, Axis... X>
 auto select(const basic_tensor<V, L, X...>& x, long long index) {
-    constexpr bool ok = detail::count_of_v<A, X...> == 1 && sizeof...(X) >= 2;
+    constexpr bool ok = detail::count_of_v<A, X...> == 1;
     static_assert(diag::expect<ok, detail::described<diag::expected_axes, A>, detail::described<diag::tensor_axes, X...>>,
-                  "shaped::select<A>(x, index): x must have the axis A exactly once, and another axis to keep");
+                  "shaped::select<A>(x, index): x must have the axis A exactly once");
     if constexpr (ok)
         return detail::select_at<detail::index_of<A, X...>()>(x, index);
     else
@@ -117,10 +117,9 @@ auto select(const basic_tensor<V, L, X...>& x, long long index) {
 template <int Dim, class V, class L, Axis... X>
 auto select(const basic_tensor<V, L, X...>& x, long long index) {
     constexpr std::size_t n = sizeof...(X);
-    constexpr bool ok = n >= 2 && detail::dim_in_range(Dim, n);
+    constexpr bool ok = detail::dim_in_range(Dim, n);
     static_assert(diag::expect<ok, diag::dims<Dim>, detail::described<diag::tensor_axes, X...>>,
-                  "shaped::select<Dim>(x, index): dimension out of range (a tensor of rank n takes -n to n-1), or "
-                  "nothing left to keep");
+                  "shaped::select<Dim>(x, index): dimension out of range (a tensor of rank n takes -n to n-1)");
     if constexpr (ok)
         return detail::select_at<detail::wrap_dim(Dim, n)>(x, index);
     else

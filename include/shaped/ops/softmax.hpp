@@ -145,6 +145,60 @@ auto softmax(basic_tensor<Value, Layout, Axes...> x) {
         return diag::failed_shape_check{};
 }
 
+/// `log(softmax(x))` along the axis named `A` (or at dimension `Dim`), computed as `x - max - log(sum(exp(x -
+/// max)))`, as PyTorch does, so that it stays finite where `softmax` underflows to 0.
+///
+/// Shapes: unchanged, contiguous. Element type: float or double; the sum of exponentials is taken in the
+/// element type, so results agree with PyTorch's to the element type's rounding (not bit for bit). A slice
+/// that is all `-inf` gives NaN, as in PyTorch.
+/// Errors: compile time, `A` absent or repeated, `Dim` out of range. Nothing is thrown.
+/// Source: `torch.log_softmax(x, dim)`; the first step of `torch.nn.functional.cross_entropy`.
+/// Example: `auto log_probas = shaped::log_softmax<vocab_size>(logits);`
+template <int Dim, class Value, class Layout, Axis... Axes>
+auto log_softmax(basic_tensor<Value, Layout, Axes...> x) {
+    static_assert(std::is_floating_point_v<Value>, "shaped::log_softmax<Dim>(x): elements must be float or double");
+    constexpr std::size_t n = sizeof...(Axes);
+    constexpr bool ok = detail::dim_in_range(Dim, n) && std::is_floating_point_v<Value>;
+    static_assert(diag::expect<detail::dim_in_range(Dim, n), diag::dims<Dim>, detail::described<diag::tensor_axes, Axes...>>,
+                  "shaped::log_softmax<Dim>(x): dimension out of range; a tensor of rank n takes dimensions -n to n-1");
+    if constexpr (ok) {
+        constexpr std::size_t d = detail::wrap_dim(Dim, n);
+        const auto extent = x.shape.sizes();
+        const std::size_t len = extent[d];
+        std::size_t inner = 1;
+        for (std::size_t i = d + 1; i < n; ++i) inner *= extent[i];
+        const std::size_t outer = x.numel() / (len * inner);
+        const auto e = x.shape;
+        tensor<Value, Axes...> result(detail::adopt_tag{}, e, std::move(x).storage());
+        Value* p = result.data();
+        for (std::size_t o = 0; o < outer; ++o)
+            for (std::size_t i = 0; i < inner; ++i) {
+                Value* row = p + o * len * inner + i;
+                Value mx = -std::numeric_limits<Value>::infinity();
+                for (std::size_t j = 0; j < len; ++j) mx = std::max(mx, row[j * inner]);
+                Value sum = 0;
+                for (std::size_t j = 0; j < len; ++j) sum += std::exp(row[j * inner] - mx);
+                const Value shift = mx + std::log(sum);
+                for (std::size_t j = 0; j < len; ++j) row[j * inner] -= shift;
+            }
+        return result;
+    } else {
+        return diag::failed_shape_check{};
+    }
+}
+/// `log_softmax` over the axis named `A`, which `x` must have exactly once (see above).
+template <Axis A, class Value, class Layout, Axis... Axes>
+auto log_softmax(basic_tensor<Value, Layout, Axes...> x) {
+    constexpr bool ok = detail::count_of_v<A, Axes...> == 1;
+    static_assert(
+        diag::expect<ok, detail::described<diag::expected_axes, A>, detail::described<diag::tensor_axes, Axes...>>,
+        "shaped::log_softmax<A>(x): the named axis must appear exactly once in x");
+    if constexpr (ok)
+        return log_softmax<static_cast<int>(detail::index_of<A, Axes...>())>(std::move(x));
+    else
+        return diag::failed_shape_check{};
+}
+
 /// After a failed shape check, no further errors (see `diag::failed_shape_check`).
 template <auto>
 diag::failed_shape_check softmax(diag::failed_shape_check) {

@@ -5,6 +5,7 @@
 /// `view`, `reshape` and `rename`: the same elements under other axes.
 
 #include <algorithm>
+#include <boost/hana/append.hpp>
 #include <boost/hana/at.hpp>
 #include <boost/hana/concat.hpp>
 #include <boost/hana/contains.hpp>
@@ -12,6 +13,7 @@
 #include <boost/hana/length.hpp>
 #include <boost/hana/prepend.hpp>
 #include <boost/hana/remove_if.hpp>
+#include <boost/hana/slice.hpp>
 #include <boost/hana/transform.hpp>
 #include <boost/hana/unpack.hpp>
 #include <array>
@@ -596,6 +598,45 @@ auto reshape(basic_tensor<Value, Layout, From...> x) {
 #undef SHAPED_DETAIL_SPLIT_TRANSPOSE_MERGE_HINT
 #undef SHAPED_DETAIL_MERGED_BACK_OUT_HINT
 #undef SHAPED_DETAIL_OTHER_AXES_HINT
+
+/// The axes at dimensions `Start` to `End` (negative counting from the end) merged into one,
+/// `merged<...>` of them, outermost first: `logits.flatten<0, 1>()` of `(batch, num_tokens, vocab_size)` is
+/// `(merged<batch, num_tokens>, vocab_size)`, and `targets.flatten()` of `(batch, num_tokens)` is
+/// `(merged<batch, num_tokens>)`, the same axis, so the two still line up for `cross_entropy`.
+///
+/// Shapes: `(..., A_start, ..., A_end, ...)` to `(..., merged<A_start, ..., A_end>, ...)`; a copy only when `x`
+/// is strided (as `reshape`). `Start == End` leaves `x` as it is. Element type: any.
+/// Errors: compile time, a dimension out of range or `Start` after `End`. Nothing is thrown.
+/// Source: `torch.flatten(x, start_dim=0, end_dim=-1)`; `logits.flatten(0, 1)` (the book's `calc_loss_batch`).
+/// Example: `auto logits_flat = logits.flatten<0, 1>();   // (merged<batch, num_tokens>, vocab_size)`
+template <int Start = 0, int End = -1, class Value, class Layout, Axis... X>
+auto flatten(basic_tensor<Value, Layout, X...> x) {
+    constexpr std::size_t n = sizeof...(X);
+    constexpr bool in_range = detail::dim_in_range(Start, n) && detail::dim_in_range(End, n);
+    static_assert(diag::expect<in_range, diag::dims<Start, End>, detail::described<diag::tensor_axes, X...>>,
+                  "shaped::flatten<Start, End>(x): dimension out of range; a tensor of rank n takes dimensions -n "
+                  "to n-1");
+    if constexpr (in_range) {
+        constexpr std::size_t s = detail::wrap_dim(Start, n), e = detail::wrap_dim(End, n);
+        static_assert(diag::expect<s <= e, diag::dims<Start, End>, detail::described<diag::tensor_axes, X...>>,
+                      "shaped::flatten<Start, End>(x): Start must not come after End");
+        if constexpr (s == e) {
+            return x;
+        } else if constexpr (s < e) {
+            constexpr auto axes = hana::tuple_t<X...>;
+            constexpr auto merged_axis = hana::unpack(hana::slice_c<s, e + 1>(axes), [](auto... t) {
+                return hana::type_c<merged<typename decltype(t)::type...>>;
+            });
+            constexpr auto to = hana::concat(hana::append(hana::slice_c<0, s>(axes), merged_axis),
+                                             hana::slice_c<e + 1, n>(axes));
+            return hana::unpack(to, [&](auto... t) { return reshape<typename decltype(t)::type...>(std::move(x)); });
+        } else {
+            return diag::failed_shape_check{};
+        }
+    } else {
+        return diag::failed_shape_check{};
+    }
+}
 
 /// The same elements with each axis renamed, one for one: the explicit rename that `view` never does.
 ///

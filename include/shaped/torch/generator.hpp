@@ -58,6 +58,12 @@ public:
     /// One 32-bit draw (`CPUGeneratorImpl::random()`).
     std::uint32_t random() { return static_cast<std::uint32_t>(engine_()); }
 
+    /// One 64-bit draw, two 32-bit ones, the first high (`CPUGeneratorImpl::random64()`).
+    std::uint64_t random64() {
+        const std::uint64_t hi = random(), lo = random();
+        return (hi << 32) | lo;
+    }
+
     /// One float in `[from, to)`, as `at::uniform_real_distribution<float>`: the low 24 bits of a draw
     /// scaled by 2^-24, then `x * (to - from) + from` rounded once (a fused multiply-add), which is what
     /// PyTorch's AVX2 CPU kernel computes; it differs from two roundings in about half of the elements.
@@ -68,8 +74,7 @@ public:
 
     /// One double in `[from, to)`, as `at::uniform_real_distribution<double>`: 53 bits of a 64-bit draw.
     double uniform_double(double from, double to) {
-        const std::uint64_t hi = random(), lo = random();
-        const std::uint64_t r = (hi << 32) | lo;
+        const std::uint64_t r = random64();
         const double x = static_cast<double>(r & ((std::uint64_t{1} << 53) - 1)) * (1.0 / 9007199254740992.0);
         return std::fma(x, to - from, from);
     }
