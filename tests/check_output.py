@@ -30,14 +30,18 @@ def last_digit(token):
     return decimal.Decimal(1).scaleb(-decimals + (int(exponent) if exponent else 0))
 
 
-def same_printout(expected, actual):
-    """The same text, and numbers that agree to within one unit in their last printed digit."""
+def same_printout(expected, actual, rtol=0.0):
+    """The same text, and numbers that agree to within one unit in their last printed digit (or, for numbers
+    with a decimal point, to within rtol of the expected value, when rtol is given)."""
     e_tokens, a_tokens = NUMBER.split(expected), NUMBER.split(actual)
     e_numbers, a_numbers = NUMBER.findall(expected), NUMBER.findall(actual)
     if e_tokens != a_tokens or len(e_numbers) != len(a_numbers):
         return False
     for e, a in zip(e_numbers, a_numbers):
         integer = not any(c in e + a for c in ".e")  # token ids, extents, counts: exact
+        if e != a and not integer and rtol and abs(decimal.Decimal(e) - decimal.Decimal(a)) <= \
+                decimal.Decimal(rtol) * abs(decimal.Decimal(e)):
+            continue
         if e != a and (integer or last_digit(e) != last_digit(a) or
                        abs(decimal.Decimal(e) - decimal.Decimal(a)) > last_digit(e)):
             return False
@@ -50,6 +54,8 @@ def main():
     parser.add_argument("expected", nargs="*")
     parser.add_argument("--args", nargs="+", default=[])
     parser.add_argument("--fails-with")
+    parser.add_argument("--rtol", type=float, default=0.0,
+                        help="numbers with a decimal point may differ by this much relative to the expected one")
     a = parser.parse_args()
     proc = subprocess.run([a.exe, *a.args], capture_output=True, text=True)
     name = " ".join([pathlib.Path(a.exe).name, *a.args])
@@ -65,7 +71,7 @@ def main():
     if proc.returncode != 0:
         print(f"{name} exited with {proc.returncode}")
         ok = False
-    if proc.stdout != expected and not same_printout(expected, proc.stdout):
+    if proc.stdout != expected and not same_printout(expected, proc.stdout, a.rtol):
         print("output differs from PyTorch's:")
         sys.stdout.writelines(difflib.unified_diff(expected.splitlines(True), proc.stdout.splitlines(True),
                                                    "PyTorch", name))

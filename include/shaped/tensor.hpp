@@ -223,7 +223,7 @@ public:
     /// Errors: compile time, a static axis of extent other than 1. Thrown: `shape_error` when a run-time
     /// axis makes more than one element, naming the shape. Source: `torch.Tensor.item()`.
     Value item() const {
-        static_assert(diag::expect<((!StaticAxis<Axes> || Axes::extent == 1) && ...),
+        static_assert(diag::expect<((!StaticAxis<Axes> || Axes::bound == 1) && ...),
                                    detail::described<diag::tensor_axes, Axes...>>,
                       "shaped::tensor::item(): only a tensor of one element has an item; an axis of this tensor "
                       "has more than one (select<A>(i) the element you want first)");

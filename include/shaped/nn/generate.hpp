@@ -71,7 +71,7 @@ tensor<std::int64_t, Batch, Seq> generate(const Model& model, tensor<std::int64_
         auto logits = model(idx_cond, gen).template select<tokens>(-1);      // logits[:, -1, :], (batch, vocab)
         if (top_k) {
             auto top = topk<vocab>(logits, *top_k);
-            auto min_val = std::move(top.values).template select<top_k<vocab>>(-1);  // top_logits[:, -1], (batch)
+            auto min_val = std::move(top.values).template select<shaped::top_k<vocab>>(-1);  // top_logits[:, -1], (batch)
             logits = where(logits < std::move(min_val).template unsqueeze<-1>(),
                            -std::numeric_limits<float>::infinity(), logits);
         }

@@ -145,6 +145,14 @@ auto where(const basic_tensor<bool, LC, C...>& condition, const basic_tensor<Val
     }
 }
 
+/// After a failed shape check in any argument, no further errors (see `diag::failed_shape_check`).
+template <class C, class X, class Y>
+    requires(std::is_same_v<C, diag::failed_shape_check> || std::is_same_v<X, diag::failed_shape_check> ||
+             std::is_same_v<Y, diag::failed_shape_check>)
+diag::failed_shape_check where(const C&, const X&, const Y&) {
+    return {};
+}
+
 }  // namespace shaped
 
 #endif

@@ -14,6 +14,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "../diagnostics.hpp"
 #include "../shape.hpp"
@@ -135,6 +136,13 @@ auto cross_entropy(const basic_tensor<V, L, X...>& logits, const basic_tensor<st
     } else {
         return diag::failed_shape_check{};
     }
+}
+
+/// After a failed shape check in either argument, no further errors (see `diag::failed_shape_check`).
+template <class X, class T>
+    requires(std::is_same_v<X, diag::failed_shape_check> || std::is_same_v<T, diag::failed_shape_check>)
+diag::failed_shape_check cross_entropy(const X&, const T&, std::int64_t = -100) {
+    return {};
 }
 
 }  // namespace shaped

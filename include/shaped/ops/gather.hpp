@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "../diagnostics.hpp"
@@ -109,6 +110,13 @@ auto gather(const basic_tensor<V, L, X...>& x, const basic_tensor<std::int64_t, 
     } else {
         return diag::failed_shape_check{};
     }
+}
+
+/// After a failed shape check in either argument, no further errors (see `diag::failed_shape_check`).
+template <class A, class X, class I>
+    requires(std::is_same_v<X, diag::failed_shape_check> || std::is_same_v<I, diag::failed_shape_check>)
+diag::failed_shape_check gather(const X&, const I&) {
+    return {};
 }
 
 }  // namespace shaped

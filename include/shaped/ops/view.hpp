@@ -5,7 +5,6 @@
 /// `view`, `reshape` and `rename`: the same elements under other axes.
 
 #include <algorithm>
-#include <boost/hana/append.hpp>
 #include <boost/hana/at.hpp>
 #include <boost/hana/concat.hpp>
 #include <boost/hana/contains.hpp>
@@ -13,7 +12,6 @@
 #include <boost/hana/length.hpp>
 #include <boost/hana/prepend.hpp>
 #include <boost/hana/remove_if.hpp>
-#include <boost/hana/slice.hpp>
 #include <boost/hana/transform.hpp>
 #include <boost/hana/unpack.hpp>
 #include <array>
@@ -599,6 +597,24 @@ auto reshape(basic_tensor<Value, Layout, From...> x) {
 #undef SHAPED_DETAIL_MERGED_BACK_OUT_HINT
 #undef SHAPED_DETAIL_OTHER_AXES_HINT
 
+namespace detail {
+// The axes of `flatten<S, E>` of X...: those before S, merged<X_S, ..., X_E>, those after E.
+template <std::size_t S, std::size_t E, class... X>
+struct flattened {
+    template <std::size_t... K>
+    static auto merged_of(std::index_sequence<K...>) -> merged<axis_at_t<S + K, X...>...>;
+    using merged_axis = decltype(merged_of(std::make_index_sequence<E - S + 1>{}));
+    template <std::size_t... B, std::size_t... A>
+    static auto axes(std::index_sequence<B...>, std::index_sequence<A...>)
+        -> axis_pack<axis_at_t<B, X...>..., merged_axis, axis_at_t<E + 1 + A, X...>...>;
+    using type = decltype(axes(std::make_index_sequence<S>{}, std::make_index_sequence<sizeof...(X) - E - 1>{}));
+};
+template <class... To, class Value, class Layout, class... X>
+auto reshape_to(axis_pack<To...>, basic_tensor<Value, Layout, X...> x) {
+    return reshape<To...>(std::move(x));
+}
+}  // namespace detail
+
 /// The axes at dimensions `Start` to `End` (negative counting from the end) merged into one,
 /// `merged<...>` of them, outermost first: `logits.flatten<0, 1>()` of `(batch, num_tokens, vocab_size)` is
 /// `(merged<batch, num_tokens>, vocab_size)`, and `targets.flatten()` of `(batch, num_tokens)` is
@@ -623,13 +639,8 @@ auto flatten(basic_tensor<Value, Layout, X...> x) {
         if constexpr (s == e) {
             return x;
         } else if constexpr (s < e) {
-            constexpr auto axes = hana::tuple_t<X...>;
-            constexpr auto merged_axis = hana::unpack(hana::slice_c<s, e + 1>(axes), [](auto... t) {
-                return hana::type_c<merged<typename decltype(t)::type...>>;
-            });
-            constexpr auto to = hana::concat(hana::append(hana::slice_c<0, s>(axes), merged_axis),
-                                             hana::slice_c<e + 1, n>(axes));
-            return hana::unpack(to, [&](auto... t) { return reshape<typename decltype(t)::type...>(std::move(x)); });
+            using to = typename detail::flattened<s, e, X...>::type;
+            return detail::reshape_to(to{}, std::move(x));
         } else {
             return diag::failed_shape_check{};
         }

@@ -15,7 +15,8 @@
 #include <vector>
 
 #include "../diagnostics.hpp"
-#include "../tensor_fwd.hpp"
+#include "../shape.hpp"
+#include "../tensor.hpp"
 #include "generator.hpp"
 
 namespace shaped::torch {
