@@ -2,8 +2,8 @@
 //   gpt2_generate --weights FILE.safetensors --ids 6109,3626,6100,345 --max-new-tokens 10 [--no-cache]
 //   gpt2_generate --weights FILE.safetensors --prompt "Every effort moves you" [--vocab DIR] ...
 // prints the ids as PyTorch prints `idx` (`tensor([[ 6109,  3626, ...]])`). With --prompt, the text is encoded
-// with GPT-2's tokenizer (encoder.json and vocab.bpe, or Hugging Face's vocab.json and merges.txt, from --vocab
-// DIR, else from the checkpoint's folder) and printed, then each new token's text as it is generated, then the
+// with GPT-2's tokenizer (Hugging Face's tokenizer.json, or encoder.json and vocab.bpe, or vocab.json and
+// merges.txt, from --vocab DIR, else from the checkpoint's folder) and printed, then each new token's text as it is generated, then the
 // ids. With the KV cache by default (the book's generate_text_simple_cached), with --no-cache the book's
 // generate_text_simple. A file that is not such a checkpoint stops the program with its name and what is wrong.
 //
@@ -125,9 +125,20 @@ std::vector<std::int64_t> parse_ids(std::string_view text) {
     return ids;
 }
 
-// GPT-2's tokenizer from `dir`: encoder.json and vocab.bpe (OpenAI's names) or vocab.json and merges.txt
-// (Hugging Face's).
+// GPT-2's tokenizer from `dir`: a Hugging Face directory's tokenizer.json when there is one, else
+// encoder.json and vocab.bpe (OpenAI's names) or vocab.json and merges.txt (Hugging Face's older ones).
 text::bpe_tokenizer load_tokenizer(const std::filesystem::path& dir, const std::string& flag) {
+    if (std::filesystem::is_regular_file(dir / "tokenizer.json")) {
+        try {
+            auto tok = text::bpe_tokenizer::from_tokenizer_json(dir / "tokenizer.json");
+            if (tok.n_vocab() != vocab_size)
+                refuse(1, (dir / "tokenizer.json").string() + ": " + std::to_string(tok.n_vocab()) +
+                              " token ids, not GPT-2's " + std::to_string(vocab_size));
+            return tok;
+        } catch (const io::file_error& e) {
+            refuse(1, e.what());
+        }
+    }
     for (const auto& [vocab, merges] : {std::pair{"encoder.json", "vocab.bpe"}, std::pair{"vocab.json", "merges.txt"}})
         if (std::filesystem::is_regular_file(dir / vocab) && std::filesystem::is_regular_file(dir / merges)) {
             try {
@@ -137,7 +148,8 @@ text::bpe_tokenizer load_tokenizer(const std::filesystem::path& dir, const std::
             }
         }
     refuse(2, flag + " " + as_typed(dir.string()) +
-                  ": no GPT-2 tokenizer there (encoder.json and vocab.bpe, or vocab.json and merges.txt); give --vocab DIR");
+                  ": no GPT-2 tokenizer there (tokenizer.json, encoder.json and vocab.bpe, or vocab.json and merges.txt); "
+                  "give --vocab DIR");
 }
 
 // The flags as typed, then each value checked, then the file: all before the model is built or the file opened.

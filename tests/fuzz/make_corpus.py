@@ -93,6 +93,42 @@ seeds.update({
                               "in the heat, a theme<|endoftext|> \u00e9t\u00e9 \U0001F600 12 34"),
     "bpe/seed_bytes_only.bin": bpe([], "only bytes \n\n  here"),
 })
+
+
+def tokenizer_json(merges, text, pre_tokenizer=None, normalizer=None, added=(), ignore_merges=False):
+    # A small Hugging Face tokenizer.json: the 256 byte tokens, each merge's result, then added tokens; the
+    # target's input is the file, a NUL, then text to encode.
+    u = bytes_to_unicode()
+    vocab = {u[b]: b for b in range(256)}
+    listed = []
+    for a, b in merges:
+        ua, ub = "".join(u[c] for c in a.encode()), "".join(u[c] for c in b.encode())
+        vocab[ua + ub] = len(vocab)
+        listed.append(ua + " " + ub)
+    added_tokens = [{"id": len(vocab) + i, "content": c, "single_word": False, "lstrip": False, "rstrip": False,
+                     "normalized": False, "special": special} for i, (c, special) in enumerate(added)]
+    doc = {"version": "1.0", "added_tokens": added_tokens, "normalizer": normalizer,
+           "pre_tokenizer": pre_tokenizer or {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
+           "decoder": {"type": "ByteLevel"},
+           "model": {"type": "BPE", "dropout": None, "byte_fallback": False, "ignore_merges": ignore_merges,
+                     "vocab": vocab, "merges": listed}}
+    return json.dumps(doc).encode() + b"\0" + text.encode()
+
+
+split = {"type": "Sequence", "pretokenizers": [
+    {"type": "Split", "pattern": {"Regex": r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"},
+     "behavior": "Isolated", "invert": False},
+    {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
+seeds.update({
+    "tokenizer_json/seed_gpt2.bin": tokenizer_json([(" ", "t"), ("h", "e"), (" t", "he")], "the heat\n 12 34",
+                                                   added=[("<|endoftext|>", True)]),
+    "tokenizer_json/seed_llama3.bin": tokenizer_json([("1", "2"), ("12", "3"), ("i", "n")], "in 123456 DON'T",
+                                                     pre_tokenizer=split, ignore_merges=True,
+                                                     added=[("<|begin_of_text|>", True)]),
+    "tokenizer_json/seed_qwen3.bin": tokenizer_json([("e", "\u0301".encode().decode())], "Cafe\u0301 <think>x",
+                                                    pre_tokenizer=split, normalizer={"type": "NFC"},
+                                                    added=[("<|im_start|>", True), ("<think>", False)]),
+})
 # Inputs that crashed, hung or were misread before (the reliability issue's reproductions): read on every run.
 linear = [("weight", "F32", [3, 4], floats(12)), ("bias", "F32", [3], floats(3))]
 good = safetensors(linear)

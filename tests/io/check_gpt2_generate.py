@@ -7,7 +7,8 @@ Usage: check_gpt2_generate.py MAKER EXAMPLE EXPECTED TINY VOCAB PROMPT_EXPECTED
   EXAMPLE   build/examples/gpt2_generate;
   EXPECTED  tests/golden/weights/gpt2_generate.out: what the book's model prints with those weights;
   TINY      tests/golden/weights/tiny_gpt2.safetensors: a checkpoint of another size;
-  VOCAB     tests/data: GPT-2's encoder.json and vocab.bpe;
+  VOCAB     tests/data: GPT-2's encoder.json and vocab.bpe (and tokenizer_json/gpt2.json, to make its
+            tokenizer.json, which a checkpoint's folder holding one gives the prompt without --vocab);
   PROMPT_EXPECTED  tests/golden/weights/gpt2_generate_prompt.out: the same run from --prompt "Every effort moves
             you": the text (tiktoken's decode of EXPECTED's ids) on one line, then EXPECTED.
 Checks that both the cached and the uncached generation print EXPECTED, and that a missing file, a truncated
@@ -17,6 +18,7 @@ vocabulary, a FIFO or a directory for --weights, an unknown flag, a missing valu
 checkpoint is read: within a second (loading alone takes seconds; some of these hung or ran for hours before),
 with one line on stderr naming the flag, the value and the rule.
 """
+import json
 import os
 import pathlib
 import subprocess
@@ -94,6 +96,15 @@ def refusal_cases(weights, tmp, vocab):
     ]
 
 
+def tokenizer_json(data):
+    """GPT-2's tokenizer.json from tests/data: its piece with GPT-2's vocabulary and merges put in."""
+    piece = (data / "tokenizer_json" / "gpt2.json").read_text(encoding="utf-8")
+    vocab = (data / "encoder.json").read_text(encoding="utf-8").strip()
+    lines = (data / "vocab.bpe").read_text(encoding="utf-8").split("\n")
+    merges = [l for i, l in enumerate(lines) if l and not (i == 0 and l.startswith("#version"))]
+    return piece.replace('"@VOCAB@"', vocab).replace('"@MERGES@"', json.dumps(merges, ensure_ascii=False))
+
+
 def check_refusal(example, label, args, code, text):
     """A problem, or None: exit `code` within REFUSAL_SECONDS, nothing on stdout, `text` on a single stderr line."""
     start = time.monotonic()
@@ -139,6 +150,24 @@ def main():
                                 f"expected {want_text!r}")
             else:
                 print(f"{label}: prints the text and the ids: {p.stdout.strip()!r}")
+        # A Hugging Face directory with tokenizer.json (GPT-2's, made of tests/data's vocabulary as
+        # make_tokenizer_json_goldens.mjs makes it) beside the weights: picked up without --vocab.
+        hf = pathlib.Path(tmp) / "hf"
+        hf.mkdir()
+        (hf / "model.safetensors").symlink_to(weights)
+        (hf / "tokenizer.json").write_text(tokenizer_json(pathlib.Path(vocab)), encoding="utf-8")
+        p = subprocess.run([example, "--weights", str(hf / "model.safetensors"), "--prompt", "Every effort moves you",
+                            "--max-new-tokens", "10"], capture_output=True, text=True, encoding="utf-8")
+        if p.returncode != 0 or p.stdout != want_text:
+            problems.append(f"--prompt with tokenizer.json: exit {p.returncode}, printed {p.stdout!r}, stderr "
+                            f"{p.stderr!r}; expected {want_text!r}")
+        else:
+            print(f"--prompt with the folder's tokenizer.json: prints the text and the ids: {p.stdout.strip()!r}")
+        (hf / "tokenizer.json").write_text('{"model": {"type": "Unigram"}}', encoding="utf-8")
+        if (problem := check_refusal(example, "tokenizer.json of another model", [
+                "--weights", str(hf / "model.safetensors"), "--prompt", "Hi"], 1,
+                f"{hf / 'tokenizer.json'}")) is not None:
+            problems.append(problem)
         p = subprocess.run([example, "--weights", str(weights), "--ids", PROMPT, "--max-new-tokens", "0"],
                            capture_output=True, text=True)
         if p.returncode != 0 or [int(t) for t in p.stdout.strip(" \n[]tensor()").split(",")] != [6109, 3626, 6100, 345]:

@@ -2,10 +2,12 @@
 #define SHAPED_TEXT_BPE_TOKENIZER_HPP
 
 /// \file
-/// `text::bpe_tokenizer`: GPT-2's byte-level byte-pair encoding, text to token ids and back, loaded from
-/// GPT-2's `encoder.json` and `vocab.bpe` (Hugging Face's `vocab.json` and `merges.txt`). The text is split
-/// into words by GPT-2's pattern (PCRE2, a Debian library, with its JIT), each word's UTF-8 bytes merged pair
-/// by pair in the merges' order, as tiktoken's `gpt2` encoding does.
+/// `text::bpe_tokenizer`: byte-level byte-pair encoding, text to token ids and back, loaded from GPT-2's
+/// `encoder.json` and `vocab.bpe` (Hugging Face's `vocab.json` and `merges.txt`) or from a Hugging Face
+/// `tokenizer.json` of a byte-level BPE model (GPT-2's, Llama 3's, Qwen's). The text is split into words by
+/// the model's pattern (PCRE2, a Debian library, with its JIT), each word's UTF-8 bytes merged pair by pair in
+/// the merges' order, as tiktoken's `gpt2` encoding and Hugging Face's `tokenizers` do. Qwen's NFC normalizer
+/// runs on ICU.
 
 #include <algorithm>
 #include <array>
@@ -16,6 +18,7 @@
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <sstream>
@@ -31,6 +34,8 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #endif
 #include <pcre2.h>
+#include <unicode/normalizer2.h>
+#include <unicode/unistr.h>
 
 #include "../detail/json.hpp"
 #include "../io/file_error.hpp"
@@ -161,12 +166,13 @@ public:
         pcre2_jit_compile(re_.get(), PCRE2_JIT_COMPLETE);  // interpreted where the JIT is missing
     }
     // Calls f(word) for each match in `text`, left to right; text is valid UTF-8 (checked by the caller).
+    // With `gaps`, the text between matches is a word too (Hugging Face's Split with behavior "Isolated").
     template <class F>
-    void for_each_match(std::string_view text, F&& f) const {
+    void for_each_match(std::string_view text, F&& f, bool gaps = false) const {
         const std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> md(
             pcre2_match_data_create_from_pattern(re_.get(), nullptr), &pcre2_match_data_free);
         const auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
-        PCRE2_SIZE at = 0;
+        PCRE2_SIZE at = 0, gap = 0;  // gap: where the text not yet given to f begins
         while (at < text.size()) {
             const int rc = pcre2_match(re_.get(), subject, text.size(), at, PCRE2_NO_UTF_CHECK, md.get(), nullptr);
             if (rc == PCRE2_ERROR_NOMATCH) break;
@@ -176,9 +182,11 @@ public:
                 at = ov[0] + std::max<std::size_t>(1, utf8_sequence(text, ov[0]));
                 continue;
             }
+            if (gaps && ov[0] > gap) f(text.substr(gap, ov[0] - gap));
             f(text.substr(ov[0], ov[1] - ov[0]));
-            at = ov[1];
+            at = gap = ov[1];
         }
+        if (gaps && gap < text.size()) f(text.substr(gap));
     }
 
 private:
@@ -187,6 +195,23 @@ private:
     };
     std::unique_ptr<pcre2_code, code_free> re_;
 };
+
+// `text` in Unicode's normalization form C (ICU), for Qwen's normalizer; `text` is valid UTF-8.
+inline std::string nfc(std::string_view text) {
+    if (std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }))
+        return std::string(text);  // ASCII is its own NFC
+    if (text.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
+        throw std::invalid_argument("shaped::text: text of 2 GiB or more between special tokens cannot be normalized");
+    UErrorCode status = U_ZERO_ERROR;
+    const icu::Normalizer2* normalizer = icu::Normalizer2::getNFCInstance(status);
+    if (U_FAILURE(status)) throw std::runtime_error("shaped::text: ICU's NFC normalizer is unavailable");
+    const auto source = icu::UnicodeString::fromUTF8(icu::StringPiece(text.data(), static_cast<std::int32_t>(text.size())));
+    const icu::UnicodeString normalized = normalizer->normalize(source, status);
+    if (U_FAILURE(status)) throw std::runtime_error("shaped::text: ICU's NFC normalization failed");
+    std::string out;
+    normalized.toUTF8String(out);
+    return out;
+}
 
 inline std::string read_file(const std::filesystem::path& path, const char* reader) {
     std::error_code ec;
@@ -270,8 +295,18 @@ inline constexpr std::string_view gpt2_pattern =
 /// 14); tiktoken 1.0.22's are Unicode 16's. Text with characters assigned in Unicode 15 or 16 (CJK extension
 /// H, Kawi, ...) beside an apostrophe or a space may split into other words, and so other ids; all other text
 /// gives tiktoken's ids.
+/// From a Hugging Face `tokenizer.json` (`from_tokenizer_json`): a BPE model with a byte-level pre-tokenizer,
+/// GPT-2's (`ByteLevel` with its regex) or a `Split` pattern followed by `ByteLevel` (Llama 3's, Qwen's), no
+/// normalizer or NFC (Qwen's), merges ranked by their order (pairs, as `tokenizers` ranks them), and
+/// `ignore_merges` (Llama 3's: a word in the vocabulary is one token). Its added tokens are found in the text
+/// before anything else: the special ones (`"special": true`, `<|begin_of_text|>`, `<|im_start|>`) as
+/// tiktoken's `allowed_special` says, the others (Qwen's `<think>`) always, as `tokenizers` does. `encode`
+/// adds no BOS token (the post-processor's `add_special_tokens` is the caller's to do). Anything else in the
+/// file (byte fallback, a word prefix or suffix, other normalizers and pre-tokenizers, an added token that
+/// strips spaces) is refused with `io::file_error` naming it, rather than encoded differently.
 /// Example: `auto tok = shaped::text::bpe_tokenizer::gpt2("encoder.json", "vocab.bpe");`
 ///          `auto ids = tok.encode<num_tokens>("Every effort moves you");  // 6109, 3626, 6100, 345`
+///          `auto qwen = shaped::text::bpe_tokenizer::from_tokenizer_json("Qwen3-0.6B/tokenizer.json");`
 class bpe_tokenizer {
 public:
     /// Loads GPT-2's vocabulary: `encoder_json` maps each token's characters (GPT-2's byte-to-unicode
@@ -294,10 +329,31 @@ public:
         return t;
     }
 
+    /// Loads a Hugging Face `tokenizer.json` of a byte-level BPE model (see the class). Throws
+    /// `io::file_error` naming the file and what it holds that is not such a model, or is inconsistent (an id
+    /// given twice or missing, a merge of tokens the vocabulary lacks, a byte without a token).
+    static bpe_tokenizer from_tokenizer_json(const std::filesystem::path& tokenizer_json) {
+        return from_tokenizer_json_contents(detail::read_file(tokenizer_json, json_reader), tokenizer_json.string());
+    }
+    /// The same from the file's contents; `name` stands for the file in messages.
+    static bpe_tokenizer from_tokenizer_json_contents(std::string_view contents,
+                                                      const std::string& name = "tokenizer.json") {
+        bpe_tokenizer t;
+        t.load_tokenizer_json(contents, name);
+        return t;
+    }
+
     /// The number of ids: GPT-2's 50,257 (50,000 merges, 256 bytes, `<|endoftext|>`).
     std::size_t n_vocab() const noexcept { return tokens_.size(); }
-    /// The id of `<|endoftext|>` (50256 for GPT-2).
+    /// The id of `<|endoftext|>` (50256 for GPT-2; Qwen's 151643), or of Llama 3's `<|end_of_text|>`; -1 when
+    /// a tokenizer.json has neither.
     std::int64_t eot_token() const noexcept { return eot_; }
+    /// The id of the added or special token `content` (`"<|im_start|>"`), if the tokenizer has one.
+    std::optional<std::int64_t> special_token(std::string_view content) const {
+        if (const auto it = specials_.find(std::string(content)); it != specials_.end()) return it->second;
+        if (const auto it = added_.find(std::string(content)); it != added_.end()) return it->second;
+        return std::nullopt;
+    }
 
     /// The ids of `text`, every special token string in it encoded as plain text (tiktoken's
     /// `encode_ordinary`). Throws `std::invalid_argument` for text that is not UTF-8.
@@ -319,14 +375,25 @@ public:
             // The first special token in the rest of the text.
             std::size_t at = std::string_view::npos;
             const std::string* which = nullptr;
-            for (const auto& [special, id] : specials_) {
-                const std::size_t p = text.find(special, from);
-                if (p < at) { at = p; which = &special; }
-            }
+            std::int64_t which_id = -1;
+            bool special = false;
+            auto earliest = [&](const auto& tokens, bool are_special) {  // the leftmost, then the longest
+                for (const auto& [token, id] : tokens) {
+                    const std::size_t p = text.find(token, from);
+                    if (p < at || (p == at && p != std::string_view::npos && token.size() > which->size())) {
+                        at = p;
+                        which = &token;
+                        which_id = id;
+                        special = are_special;
+                    }
+                }
+            };
+            earliest(specials_, true);
+            earliest(added_, false);
             if (!which) break;
-            if (!allowed_special.contains(*which)) throw disallowed_special_token(*which);
+            if (special && !allowed_special.contains(*which)) throw disallowed_special_token(*which);
             encode_words(text.substr(from, at - from), ids);
-            ids.push_back(specials_.at(*which));
+            ids.push_back(which_id);
             from = at + which->size();
         }
         encode_words(text.substr(from), ids);
@@ -429,7 +496,51 @@ private:
 
     // Each word of `text` (the pattern's matches), its bytes merged by rank, appended to `ids`.
     void encode_words(std::string_view text, std::vector<std::int64_t>& ids) const {
-        pattern_->for_each_match(text, [&](std::string_view word) { merge(word, ids); });
+        if (text.empty()) return;
+        const std::string normalized = nfc_ ? detail::nfc(text) : std::string();
+        const std::string_view words = nfc_ ? std::string_view(normalized) : text;
+        if (pair_ranks_.empty())
+            pattern_->for_each_match(words, [&](std::string_view word) { merge(word, ids); }, isolated_);
+        else
+            pattern_->for_each_match(words, [&](std::string_view word) { merge_pairs(word, ids); }, isolated_);
+    }
+
+    // Hugging Face's BPE word merge: start from the tokens of single bytes; while some adjacent pair is a
+    // merge, merge the pair listed first (the leftmost among equals) into its token. With ignore_merges, a
+    // word in the vocabulary is one token.
+    void merge_pairs(std::string_view word, std::vector<std::int64_t>& ids) const {
+        if (ignore_merges_) {
+            if (const auto it = ids_.find(word); it != ids_.end()) {
+                ids.push_back(it->second);
+                return;
+            }
+        }
+        std::vector<std::int64_t> parts(word.size());
+        for (std::size_t i = 0; i < word.size(); ++i) parts[i] = byte_ids_[static_cast<unsigned char>(word[i])];
+        constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+        auto rank_of = [&](std::size_t k) -> std::pair<std::uint32_t, std::int64_t> {
+            const auto it = pair_ranks_.find(pair_key(parts[k], parts[k + 1]));
+            return it == pair_ranks_.end() ? std::pair{none, std::int64_t{-1}} : it->second;
+        };
+        while (parts.size() > 1) {
+            std::pair<std::uint32_t, std::int64_t> best{none, -1};
+            std::size_t at = 0;
+            for (std::size_t k = 0; k + 1 < parts.size(); ++k) {
+                const auto r = rank_of(k);
+                if (r.first < best.first) {
+                    best = r;
+                    at = k;
+                }
+            }
+            if (best.first == none) break;
+            parts[at] = best.second;
+            parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(at) + 1);
+        }
+        ids.insert(ids.end(), parts.begin(), parts.end());
+    }
+
+    static std::uint64_t pair_key(std::int64_t a, std::int64_t b) noexcept {
+        return (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint64_t>(b);
     }
 
     // tiktoken's byte_pair_merge: start from single bytes; while some adjacent pair's concatenation has a
@@ -460,6 +571,258 @@ private:
         }
         for (std::size_t k = 0; k + 1 < starts.size(); ++k)
             ids.push_back(ids_.find(word.substr(starts[k], starts[k + 1] - starts[k]))->second);
+    }
+
+    static constexpr const char* json_reader = "text::bpe_tokenizer::from_tokenizer_json";
+
+    // A JSON value of the small sections of tokenizer.json (normalizer, pre_tokenizer, decoder, an added token).
+    struct json_member;
+    struct json_value {
+        shaped::detail::json::kind kind{};
+        std::string text;                  // a string's value, a number's or boolean's text
+        std::vector<json_value> items;     // an array's elements
+        std::vector<json_member> members;  // an object's members, in order
+    };
+    struct json_member {
+        std::string key;
+        json_value value;
+    };
+    static const json_value* get_of(const json_value& v, std::string_view key) {
+        for (const auto& m : v.members)
+            if (m.key == key) return &m.value;
+        return nullptr;
+    }
+    static std::string str_of(const json_value& v, std::string_view key) {
+        const json_value* m = get_of(v, key);
+        return m && m->kind == shaped::detail::json::kind::string ? m->text : std::string();
+    }
+    static bool true_of(const json_value& v, std::string_view key) {
+        const json_value* m = get_of(v, key);
+        return m && m->kind == shaped::detail::json::kind::boolean && m->text == "true";
+    }
+    static json_value parse_value(shaped::detail::json::reader& r) {
+        namespace json = shaped::detail::json;
+        json_value v;
+        v.kind = r.next();
+        switch (v.kind) {
+            case json::kind::null: r.null(); break;
+            case json::kind::boolean: v.text = r.boolean() ? "true" : "false"; break;
+            case json::kind::number: v.text = std::string(r.read_number().text); break;
+            case json::kind::string: v.text = r.string(); break;
+            case json::kind::array:
+                r.begin_array();
+                while (r.item()) v.items.push_back(parse_value(r));
+                break;
+            case json::kind::object: {
+                r.begin_object();
+                std::string key;
+                while (r.member(key)) {
+                    json_member m{key, {}};
+                    m.value = parse_value(r);
+                    v.members.push_back(std::move(m));
+                }
+                break;
+            }
+        }
+        return v;
+    }
+
+    void load_tokenizer_json(std::string_view text, const std::string& path) {
+        namespace json = shaped::detail::json;
+        auto fail = [&](const std::string& problem) { throw io::file_error(json_reader, path, problem); };
+        std::vector<json_value> added;
+        json_value normalizer, pre_tokenizer, decoder;
+        std::vector<std::pair<std::string, std::uint64_t>> vocab;
+        std::vector<std::pair<std::string, std::string>> merges;
+        bool saw_model = false;
+        try {
+            json::reader r(text, 8);
+            if (r.next() != json::kind::object) fail("expected a JSON object");
+            r.begin_object();
+            std::string key;
+            while (r.member(key)) {
+                if (key == "added_tokens") {
+                    if (r.next() != json::kind::array) fail("added_tokens is not an array");
+                    r.begin_array();
+                    while (r.item()) added.push_back(parse_value(r));
+                } else if (key == "normalizer") {
+                    normalizer = parse_value(r);
+                } else if (key == "pre_tokenizer") {
+                    pre_tokenizer = parse_value(r);
+                } else if (key == "decoder") {
+                    decoder = parse_value(r);
+                } else if (key == "model") {
+                    saw_model = true;
+                    if (r.next() != json::kind::object) fail("model is not an object");
+                    r.begin_object();
+                    std::string mkey;
+                    while (r.member(mkey)) {
+                        if (mkey == "vocab") {
+                            if (r.next() != json::kind::object) fail("model.vocab is not an object of tokens to ids");
+                            r.begin_object();
+                            std::string token;
+                            while (r.member(token)) {
+                                if (r.next() != json::kind::number) fail("the id of \"" + token + "\" is not a number");
+                                const auto n = r.read_number();
+                                if (!n.is_unsigned) fail("the id of \"" + token + "\" is not an id: " + std::string(n.text));
+                                vocab.emplace_back(token, n.unsigned_value);
+                            }
+                        } else if (mkey == "merges") {
+                            if (r.next() != json::kind::array) fail("model.merges is not an array");
+                            r.begin_array();
+                            while (r.item()) {
+                                if (r.next() == json::kind::string) {  // "a b"
+                                    const std::string m = r.string();
+                                    const std::size_t space = m.find(' ');
+                                    if (space == std::string::npos || m.find(' ', space + 1) != std::string::npos)
+                                        fail("the merge \"" + m + "\" is not two tokens separated by one space");
+                                    merges.emplace_back(m.substr(0, space), m.substr(space + 1));
+                                } else {  // ["a", "b"]
+                                    const json_value pair = parse_value(r);
+                                    if (pair.kind != json::kind::array || pair.items.size() != 2 ||
+                                        pair.items[0].kind != json::kind::string || pair.items[1].kind != json::kind::string)
+                                        fail("a merge is neither \"a b\" nor [\"a\", \"b\"]");
+                                    merges.emplace_back(pair.items[0].text, pair.items[1].text);
+                                }
+                            }
+                        } else {
+                            const json_value v = parse_value(r);
+                            using json::kind;
+                            auto refuse = [&](const std::string& what) {
+                                fail("model." + mkey + " is " + what + ": only byte-level BPE without it is supported");
+                            };
+                            if (mkey == "type" && v.text != "BPE") fail("model.type is \"" + v.text + "\", not \"BPE\"");
+                            if (mkey == "byte_fallback" && v.text == "true") refuse("true");
+                            if ((mkey == "continuing_subword_prefix" || mkey == "end_of_word_suffix") &&
+                                v.kind == kind::string && !v.text.empty())
+                                refuse("\"" + v.text + "\"");
+                            if (mkey == "dropout" && v.kind != kind::null) refuse(v.text);
+                            if (mkey == "ignore_merges") ignore_merges_ = v.text == "true";
+                        }
+                    }
+                } else {
+                    r.skip();  // version, truncation, padding, post_processor: not part of encode
+                }
+            }
+            r.finish();
+        } catch (const json::error& e) {
+            fail(std::string("not JSON: ") + e.what());
+        }
+        if (!saw_model) fail("no model");
+
+        // normalizer: none, or NFC
+        if (normalizer.kind == json::kind::object) {
+            const std::string type = str_of(normalizer, "type");
+            if (type != "NFC") fail("the normalizer is \"" + type + "\": only none or NFC is supported");
+            nfc_ = true;
+        } else if (normalizer.kind != json::kind::null) {
+            fail("the normalizer is not an object or null");
+        }
+        // pre_tokenizer: ByteLevel with GPT-2's regex, or Sequence[Split(Regex, Isolated), ByteLevel(no regex)]
+        auto byte_level_ok = [&](const json_value& b, bool regex) {
+            if (str_of(b, "type") != "ByteLevel") return false;
+            if (true_of(b, "add_prefix_space")) fail("the ByteLevel pre-tokenizer adds a prefix space: not supported");
+            const json_value* use_regex = get_of(b, "use_regex");
+            const bool uses = !use_regex || use_regex->text == "true";
+            return uses == regex;
+        };
+        if (pre_tokenizer.kind != json::kind::object) fail("no pre_tokenizer: a byte-level one is needed");
+        if (str_of(pre_tokenizer, "type") == "ByteLevel") {
+            if (!byte_level_ok(pre_tokenizer, true)) fail("the ByteLevel pre-tokenizer does not use its regex");
+        } else if (str_of(pre_tokenizer, "type") == "Sequence") {
+            const json_value* list = get_of(pre_tokenizer, "pretokenizers");
+            if (!list || list->items.size() != 2) fail("the pre-tokenizer Sequence is not [Split, ByteLevel]");
+            const json_value& split = list->items[0];
+            const json_value* pattern = get_of(split, "pattern");
+            if (str_of(split, "type") != "Split" || !pattern || str_of(*pattern, "Regex").empty() ||
+                str_of(split, "behavior") != "Isolated" || true_of(split, "invert"))
+                fail("the pre-tokenizer Sequence does not begin with a Split on a Regex, behavior Isolated, not inverted");
+            if (!byte_level_ok(list->items[1], false))
+                fail("the pre-tokenizer Sequence does not end with a ByteLevel without its regex");
+            try {
+                pattern_ = std::make_shared<detail::pattern>(str_of(*pattern, "Regex"));
+            } catch (const std::invalid_argument& e) {
+                fail(e.what());
+            }
+            isolated_ = true;
+        } else {
+            fail("the pre-tokenizer is \"" + str_of(pre_tokenizer, "type") + "\": only ByteLevel, or Split then ByteLevel, is supported");
+        }
+        if (decoder.kind == json::kind::object && str_of(decoder, "type") != "ByteLevel")
+            fail("the decoder is \"" + str_of(decoder, "type") + "\", not ByteLevel");
+
+        // Vocabulary and added tokens: ids 0 .. n-1, once each.
+        std::size_t n = vocab.size();
+        std::vector<std::pair<std::string, std::uint64_t>> added_entries;
+        std::vector<bool> added_special;
+        for (const json_value& a : added) {
+            const json_value* id = get_of(a, "id");
+            const std::string content = str_of(a, "content");
+            if (!id || id->kind != json::kind::number || content.empty()) fail("an added token without an id or content");
+            if (true_of(a, "lstrip") || true_of(a, "rstrip") || true_of(a, "single_word"))
+                fail("the added token \"" + content + "\" strips spaces or matches single words: not supported");
+            std::uint64_t value = 0;
+            for (const char c : id->text) {
+                if (c < '0' || c > '9' || value > (std::uint64_t{1} << 40)) fail("the id of \"" + content + "\" is not an id");
+                value = value * 10 + static_cast<std::uint64_t>(c - '0');
+            }
+            added_entries.emplace_back(content, value);
+            added_special.push_back(true_of(a, "special"));
+            n = std::max<std::size_t>(n, value + 1);
+        }
+        if (vocab.empty()) fail("model.vocab has no tokens");
+        if (n > (std::size_t{1} << 32)) fail("more than 2^32 ids");
+        tokens_.assign(n, std::string());
+        std::vector<bool> seen(n);
+        std::string bytes;
+        for (const auto& entry : vocab) {
+            const std::string& key = entry.first;
+            const std::uint64_t id = entry.second;
+            if (id >= n) fail("the id of \"" + key + "\" is " + std::to_string(id) + ", beyond the " + std::to_string(n) + " ids");
+            if (seen[id]) fail("the id " + std::to_string(id) + " of \"" + key + "\" is given to another token too");
+            seen[id] = true;
+            if (!detail::unicode_to_bytes(key, bytes)) {
+                // Not byte-level text: an added token's own entry (GPT-2's "<|endoftext|>" is both), else refused.
+                const bool is_added = std::any_of(added_entries.begin(), added_entries.end(),
+                                                  [&](const auto& e) { return e.first == key && e.second == id; });
+                if (!is_added) fail("the token \"" + key + "\" stands for no bytes (not a byte-level vocabulary)");
+                tokens_[id] = key;
+                continue;
+            }
+            tokens_[id] = bytes;
+            if (!ids_.emplace(bytes, static_cast<std::int64_t>(id)).second)
+                fail("two tokens stand for the same bytes (\"" + key + "\")");
+        }
+        for (std::size_t k = 0; k < added_entries.size(); ++k) {
+            const auto& [content, id] = added_entries[k];
+            if (seen[id] && tokens_[id] != content)
+                fail("the added token \"" + content + "\" has the id " + std::to_string(id) + " of another token");
+            seen[id] = true;
+            tokens_[id] = content;
+            (added_special[k] ? specials_ : added_).emplace(content, static_cast<std::int64_t>(id));
+            if (content == "<|endoftext|>" || (content == "<|end_of_text|>" && eot_ < 0))
+                eot_ = static_cast<std::int64_t>(id);
+        }
+        for (std::size_t id = 0; id < n; ++id)
+            if (!seen[id]) fail("no token has the id " + std::to_string(id) + " (the ids are 0 to " + std::to_string(n - 1) + ")");
+        for (unsigned b = 0; b < 256; ++b) {
+            const auto it = ids_.find(std::string_view(reinterpret_cast<const char*>(&b), 1));
+            if (it == ids_.end()) fail("byte " + std::to_string(b) + " has no token");
+            byte_ids_[b] = it->second;
+        }
+        // Merges, ranked by their order: the pair (a, b) becomes the token a + b.
+        std::string a, b;
+        std::uint32_t rank = 0;
+        for (const auto& [left, right] : merges) {
+            if (!detail::unicode_to_bytes(left, a) || !detail::unicode_to_bytes(right, b))
+                fail("the merge \"" + left + " " + right + "\" has a token that stands for no bytes");
+            const auto ia = ids_.find(a), ib = ids_.find(b), im = ids_.find(a + b);
+            if (ia == ids_.end() || ib == ids_.end() || im == ids_.end())
+                fail("the merge \"" + left + " " + right + "\" merges tokens the vocabulary lacks, or into one it lacks");
+            pair_ranks_.emplace(pair_key(ia->second, ib->second), std::pair{rank, im->second});  // the first listing wins
+            ++rank;
+        }
+        if (pair_ranks_.empty()) fail("model.merges has no merges");
     }
 
     static constexpr const char* encoder_reader = "text::bpe_tokenizer::gpt2 (encoder.json)";
@@ -551,6 +914,14 @@ private:
     std::unordered_map<std::string, std::int64_t, detail::bytes_hash, std::equal_to<>> ids_;     // bytes -> id
     std::unordered_map<std::string, std::uint32_t, detail::bytes_hash, std::equal_to<>> ranks_;  // merged -> rank
     std::unordered_map<std::string, std::int64_t> specials_;                                       // string -> id
+    std::unordered_map<std::string, std::int64_t> added_;  // tokenizer.json's added tokens that are not special
+    // tokenizer.json: merges ranked by pair (first two ids) to (rank, merged id); empty for GPT-2's files,
+    // whose ranks_ rank by the merged bytes as tiktoken does.
+    std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::int64_t>> pair_ranks_;
+    std::array<std::int64_t, 256> byte_ids_{};  // the token of each single byte (tokenizer.json)
+    bool ignore_merges_ = false;  // tokenizer.json's model.ignore_merges
+    bool isolated_ = false;       // Split's "Isolated": the text between matches is a word too
+    bool nfc_ = false;            // the NFC normalizer
     std::vector<std::string> tokens_;                                                              // id -> bytes
     std::int64_t eot_ = -1;
 };

@@ -11,53 +11,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const enc = get_encoding("gpt2");
 const verdict = readFileSync(join(here, "..", "..", "data", "the-verdict.txt"), "utf8");
 
-// The book's strings (chapter 2 and on); those with <|endoftext|> are encoded with it allowed.
-const book = [
-  "Hello, do you like tea? <|endoftext|> In the sunlit terraces of someunknownPlace.",
-  "Akwirw ier",
-  "Every effort moves you",
-  "Every effort moves",
-  "I really like chocolate",
-  "Hello, I am",
-  "In the heart of the city stood the old library, a relic from a bygone era.",
-];
-// Ours: Unicode letters and marks, emoji (with joiners and modifiers), runs of every kind of whitespace, digits,
-// contractions in both cases, punctuation runs, special tokens in the middle and at the ends.
-const stress = [
-  "",
-  " ",
-  "   ",
-  "\n\n\n",
-  "a  b   c    d",
-  "trailing spaces   ",
-  "  leading spaces",
-  "tabs\there\t\tand\t\t\tthere",
-  "line\r\nbreaks\n\n  indented\n\t\n",
-  "nbsp\u00a0and\u00a0\u00a0figure\u2007space\u3000ideographic",
-  "next\u0085line and\u2028separators\u2029here",
-  "a \u0085b c \u00a0d e \u3000f g \u180eh",
-  "digits 0 12 345 6789 1234567890 3.14159 -42 1,000,000",
-  "I'm you're we've they'll she'd it's can't won't",
-  "I'M YOU'RE WE'VE THEY'LL SHE'D IT'S",
-  "'s 'S ''s 'll've",
-  "!!! ??? ... --- *** ### @@@ $$$ %%% ^^^ &&& ((( )))",
-  "naïve café résumé coöperate Zürich Ærø",
-  "e\u0301 a\u0308 combining marks: n\u0303o\u0308",
-  "Ελληνικά русский язык עברית العربية हिन्दी",
-  "中文字符 日本語のテキスト 한국어 텍스트",
-  "emoji 🤗🚀 👍🏽 👨‍👩‍👧‍👦 🏳️‍🌈 ❤️",
-  "mixed123abc ABC123 x2y3z4",
-  "<|endoftext|>",
-  "before<|endoftext|>after",
-  "<|endoftext|><|endoftext|> twice",
-  "almost <|endoftext| and <|endof",
-  "\u{10348}\u{1d11e} astral \u{1f600}",
-  "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 math letters",
-  "a\u200bzero\u200cwidth\u200djoiners\ufeffbom",
-  "x".repeat(300),
-  "🤗".repeat(20),
-  " \n \n \n",
-];
+import { book, stress } from "./strings.mjs";
 
 const lines = [];
 const ids = (name, s) => {
