@@ -21,10 +21,12 @@
 #endif
 
 #include <shaped/io/state_dict.hpp>
+#include <shaped/nn/loss.hpp>
 #include <shaped/shaped.hpp>
 #include <shaped/threads.hpp>
 
 #include "../golden/chapter4_goldens.hpp"
+#include "../golden/text_goldens.hpp"
 
 namespace {
 
@@ -212,6 +214,46 @@ void machine_read_file(benchmark::State& state) {
     std::filesystem::remove(path);
 }
 
+// The loss of the book's chapter 5 over the-verdict.txt at context 256: the seed-123 model of that context,
+// the story's 5,145 ids (tiktoken's) in 10 batches of 2 windows of 256 tokens (the shapes of the book's
+// training and validation loaders together), each batch's logits and cross-entropy, their mean. The peer,
+// libtorch_gpt.cpp's libtorch_gpt/loss_verdict_ctx256, does the same with the book's classes; both print the
+// loss they compute ("loss"), which must agree.
+struct cfg256 : cfg {
+    struct context_length : shaped::axis<"context_length", 256> {};
+    struct num_tokens : shaped::dynamic_axis<"num_tokens", shaped::at_most<context_length>> {};
+};
+void shaped_gpt_loss(benchmark::State& state) {
+    shaped::set_num_threads(static_cast<int>(state.range(0)));
+    static const auto m = [] {
+        shaped::torch::manual_seed(123);
+        auto p = std::make_unique<shaped::nn::gpt_model<cfg256>>();
+        p->eval();
+        return p;
+    }();
+    using batch_t = shaped::tensor<std::int64_t, cfg256::batch, cfg256::num_tokens>;
+    std::vector<std::pair<batch_t, batch_t>> batches;
+    const auto& ids = golden::text::verdict;
+    for (std::size_t b = 0; b < 10; ++b) {
+        std::vector<std::int64_t> x, y;
+        for (std::size_t w = 0; w < 2; ++w)
+            for (std::size_t i = 0; i < 256; ++i) {
+                x.push_back(ids[(2 * b + w) * 256 + i]);
+                y.push_back(ids[(2 * b + w) * 256 + i + 1]);
+            }
+        batches.emplace_back(batch_t::from_buffer(x, 2, 256), batch_t::from_buffer(y, 2, 256));
+    }
+    double loss = 0;
+    for (auto _ : state) {
+        double total = 0;
+        for (const auto& [x, y] : batches) total += shaped::nn::calc_loss_batch(x, y, *m).item();
+        loss = total / static_cast<double>(batches.size());
+        benchmark::DoNotOptimize(loss);
+    }
+    state.counters["loss"] = loss;
+    state.counters["tokens/s"] = benchmark::Counter(5120.0, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 BENCHMARK_CAPTURE(shaped_gpt_forward, b2_t4, 2, 4)->Name("shaped_gpt/forward_b2_t4")->ArgName("threads")
     ->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(shaped_gpt_forward, b1_t1024, 1, 1024)->Name("shaped_gpt/forward_b1_t1024")->ArgName("threads")
@@ -225,6 +267,8 @@ BENCHMARK_TEMPLATE(shaped_gpt_decode, false)->Name("shaped_gpt/decode_uncached_n
 BENCHMARK(machine_read_bandwidth)->Name("machine/read_bandwidth")->ArgName("threads")->Arg(1)->Arg(2)
     ->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(shaped_gpt_prefill)->Name("shaped_gpt/prefill_t512_last")->ArgName("threads")->Arg(1)->Arg(2)
+    ->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(shaped_gpt_loss)->Name("shaped_gpt/loss_verdict_ctx256")->ArgName("threads")->Arg(1)->Arg(2)
     ->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(shaped_gpt_load)->Name("shaped_gpt/load_state_dict")->ArgName("threads")->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(machine_read_file)->Name("machine/read_file")->ArgName("threads")->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);

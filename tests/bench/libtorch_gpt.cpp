@@ -8,8 +8,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
+#include <vector>
 
 #include "../golden/chapter4_goldens.hpp"
+#include "../golden/text_goldens.hpp"
 #include "libtorch_book.hpp"
 
 // LibTorch's matrix products run on OpenBLAS's own threads, which torch::set_num_threads leaves alone.
@@ -102,10 +105,50 @@ void libtorch_gpt_decode(benchmark::State& state) {
     state.counters["tokens/s"] = benchmark::Counter(new_tokens, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// As gpt_bench.cpp's shaped_gpt/loss_verdict_ctx256: the book's calc_loss_batch over 10 batches of 2 x 256
+// ids of the-verdict.txt, with the seed-123 model of context 256, eval mode, no autograd.
+void libtorch_gpt_loss(benchmark::State& state) {
+    set_threads(state);
+    torch::NoGradGuard no_grad;
+    static book::GPTModel m = [] {
+        torch::manual_seed(123);
+        book::Config c;
+        c.context_length = 256;
+        book::GPTModel p{c};
+        p->eval();
+        return p;
+    }();
+    const auto& ids = golden::text::verdict;
+    std::vector<std::pair<torch::Tensor, torch::Tensor>> batches;
+    for (int64_t b = 0; b < 10; ++b) {
+        auto x = torch::empty({2, 256}, torch::kLong), y = torch::empty({2, 256}, torch::kLong);
+        for (int64_t w = 0; w < 2; ++w)
+            for (int64_t i = 0; i < 256; ++i) {
+                x[w][i] = ids[static_cast<std::size_t>((2 * b + w) * 256 + i)];
+                y[w][i] = ids[static_cast<std::size_t>((2 * b + w) * 256 + i + 1)];
+            }
+        batches.emplace_back(x, y);
+    }
+    double loss = 0;
+    for (auto _ : state) {
+        double total = 0;
+        for (const auto& [x, y] : batches) {
+            auto logits = m->forward(x);
+            total += torch::nn::functional::cross_entropy(logits.flatten(0, 1), y.flatten()).item<double>();
+        }
+        loss = total / static_cast<double>(batches.size());
+        benchmark::DoNotOptimize(loss);
+    }
+    state.counters["loss"] = loss;
+    state.counters["tokens/s"] = benchmark::Counter(5120.0, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 BENCHMARK_CAPTURE(libtorch_gpt_forward, b2_t4, 2, 4)->Name("libtorch_gpt/forward_b2_t4")->ArgName("threads")
     ->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(libtorch_gpt_forward, b1_t1024, 1, 1024)->Name("libtorch_gpt/forward_b1_t1024")
     ->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(libtorch_gpt_loss)->Name("libtorch_gpt/loss_verdict_ctx256")->ArgName("threads")->Arg(1)->Arg(2)
+    ->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(libtorch_gpt_generate)->Name("libtorch_gpt/generate_b1_t4_new8")->ArgName("threads")->Arg(1)->Arg(2)
     ->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(libtorch_gpt_decode, true)->Name("libtorch_gpt/decode_cached_new32")->ArgName("threads")->Arg(1)

@@ -26,19 +26,23 @@ namespace shaped {
 /// Source: `torch.bincount(x, minlength=len(A))`; the book's `print_sampled_tokens` (chapter 5).
 /// Example: `auto sampled_ids = shaped::bincount<vocab>(samples);   // tensor<std::int64_t, vocab>`
 template <Axis A, class L, Axis X>
-tensor<std::int64_t, A> bincount(const basic_tensor<std::int64_t, L, X>& x) {
+auto bincount(const basic_tensor<std::int64_t, L, X>& x) {
     static_assert(diag::expect<StaticAxis<A>, detail::described<diag::expected_axes, A>>,
                   "shaped::bincount<A>(x): the counts' axis A must be a static axis (its extent is minlength)");
-    tensor<std::int64_t, A> counts;
-    const auto& ids = x.storage();
-    for (const std::int64_t id : ids) {
-        if (id < 0 || static_cast<std::size_t>(id) >= A::extent)
-            throw std::out_of_range("shaped::bincount<" + axis_name<A>() + ">(x): id " + std::to_string(id) +
-                                    " is outside 0 to " + std::to_string(A::extent - 1) + " (the extent of " +
-                                    axis_name<A>() + ")");
-        ++counts.data()[static_cast<std::size_t>(id)];
+    if constexpr (StaticAxis<A>) {
+        tensor<std::int64_t, A> counts;
+        const auto& ids = x.storage();
+        for (const std::int64_t id : ids) {
+            if (id < 0 || static_cast<std::size_t>(id) >= A::extent)
+                throw std::out_of_range("shaped::bincount<" + axis_name<A>() + ">(x): id " + std::to_string(id) +
+                                        " is outside 0 to " + std::to_string(A::extent - 1) + " (the extent of " +
+                                        axis_name<A>() + ")");
+            ++counts.data()[static_cast<std::size_t>(id)];
+        }
+        return counts;
+    } else {
+        return diag::failed_shape_check{};
     }
-    return counts;
 }
 
 }  // namespace shaped
