@@ -73,9 +73,9 @@ void check_goldens(const std::string& name, const std::vector<std::int64_t>& ver
     CAPTURE(name);
     CHECK(tok.encode(read(data / "the-verdict.txt")) == verdict);
     CHECK(tok.decode(verdict) == read(data / "the-verdict.txt"));
-    for (const auto& [s, ids] : strings) {
-        CAPTURE(s);
-        CHECK(tok.encode(s, all_special) == ids);
+    for (const auto& e : strings) {
+        CAPTURE(e.text);
+        CHECK(tok.encode(e.text, all_special) == e.ids);
     }
 }
 
