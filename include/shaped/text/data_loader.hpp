@@ -82,10 +82,15 @@ public:
     /// Walks one pass of batches.
     class iterator {
     public:
+        /// A single pass: an input iterator.
         using iterator_category = std::input_iterator_tag;
+        /// A batch, `{inputs, targets}`.
         using value_type = gpt_batch<ids_type>;
+        /// Batches between two positions.
         using difference_type = std::ptrdiff_t;
+        /// None: batches are made on dereference.
         using pointer = void;
+        /// A batch by value (each dereference stacks the windows anew).
         using reference = value_type;
 
         iterator() = default;

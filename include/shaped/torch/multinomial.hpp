@@ -101,8 +101,9 @@ auto multinomial(const basic_tensor<Value, Layout, Axes...>& probs, generator& g
     return ids;
 }
 
-/// A random permutation of `0 .. n-1` from `gen`, as PyTorch 1.13 draws it on the CPU: for each `i` below
-/// `n - 1`, one 32-bit draw `z`, and positions `i` and `i + z % (n - i)` swapped.
+/// A random permutation of the ids 0 to `n - 1` from `gen`, as PyTorch 1.13 draws it on the CPU: for each
+/// position `i` from the first to the last but one, a 32-bit draw `z`, and the ids at `i` and at
+/// `i + (z mod (n - i))` swapped.
 ///
 /// Shapes: none (a `std::vector` of `n` ids, as `.tolist()` gives). Errors: none; `n == 0` gives an empty one.
 /// Source: `torch.randperm(n, generator=gen)` (ATen's `randperm_cpu`); the order in which a shuffling
