@@ -56,49 +56,53 @@ template <class Value, class Layout, Axis... Axes>
 auto multinomial(const basic_tensor<Value, Layout, Axes...>& probs, generator& gen = default_generator()) {
     static_assert(std::is_floating_point_v<Value>, "shaped::torch::multinomial(probs): elements must be float or double");
     static_assert(sizeof...(Axes) >= 1, "shaped::torch::multinomial(probs): probs needs an axis to draw along");
-    using last = shaped::detail::axis_at_t<sizeof...(Axes) - 1, Axes...>;
-    const std::size_t len = probs.shape.extent(sizeof...(Axes) - 1);
-    const std::size_t rows = probs.numel() / len;
-    const auto& elements = probs.storage();  // row-major (a copy for a strided tensor)
-    const Value* p = elements.data();
-    for (std::size_t r = 0; r < rows; ++r) {
-        Value sum = 0;
-        for (std::size_t j = 0; j < len; ++j) {
-            const Value v = p[r * len + j];
-            if (!(v >= 0) || std::isinf(v))
-                throw std::invalid_argument("shaped::torch::multinomial(probs): probability tensor contains either "
-                                            "inf, nan or element < 0 (row " + std::to_string(r) + ", " +
-                                            axis_name<last>() + " " + std::to_string(j) + ")");
-            sum += v;
-        }
-        if (!(sum > 0))
-            throw std::invalid_argument("shaped::torch::multinomial(probs): invalid multinomial distribution (sum of "
-                                        "probabilities <= 0) in row " + std::to_string(r));
-    }
-    // q ~ Exp(1), drawn for the whole tensor first, as `at::empty_like(self).exponential_(1, gen)`.
-    tensor<Value, Axes...> q(probs.shape, uninitialized);
-    exponential_(q, 1.0, gen);
-    using result_t = decltype(probs.template argmax<-1>(keepdim));
-    result_t ids(typename result_t::extents_type(shaped::detail::adopt_tag{}, [&] {
-                     std::array<std::size_t, result_t::extents_type::rank_dynamic> dyn{};
-                     const auto src = probs.shape.dynamic();
-                     for (std::size_t i = 0; i < dyn.size(); ++i) dyn[i] = src[i];  // the last axis's atoms come last
-                     return dyn;
-                 }()),
-                 uninitialized);
-    for (std::size_t r = 0; r < rows; ++r) {
-        std::size_t best = 0;
-        Value best_v = p[r * len] / q.data()[r * len];
-        for (std::size_t j = 1; j < len; ++j) {
-            const Value v = p[r * len + j] / q.data()[r * len + j];
-            if (v > best_v) {
-                best_v = v;
-                best = j;
+    if constexpr (std::is_floating_point_v<Value> && sizeof...(Axes) >= 1) {
+        using last = shaped::detail::axis_at_t<sizeof...(Axes) - 1, Axes...>;
+        const std::size_t len = probs.shape.extent(sizeof...(Axes) - 1);
+        const std::size_t rows = probs.numel() / len;
+        const auto& elements = probs.storage();  // row-major (a copy for a strided tensor)
+        const Value* p = elements.data();
+        for (std::size_t r = 0; r < rows; ++r) {
+            Value sum = 0;
+            for (std::size_t j = 0; j < len; ++j) {
+                const Value v = p[r * len + j];
+                if (!(v >= 0) || std::isinf(v))
+                    throw std::invalid_argument("shaped::torch::multinomial(probs): probability tensor contains either "
+                                                "inf, nan or element < 0 (row " + std::to_string(r) + ", " +
+                                                axis_name<last>() + " " + std::to_string(j) + ")");
+                sum += v;
             }
+            if (!(sum > 0))
+                throw std::invalid_argument("shaped::torch::multinomial(probs): invalid multinomial distribution (sum of "
+                                            "probabilities <= 0) in row " + std::to_string(r));
         }
-        ids.data()[r] = static_cast<std::int64_t>(best);
+        // q ~ Exp(1), drawn for the whole tensor first, as `at::empty_like(self).exponential_(1, gen)`.
+        tensor<Value, Axes...> q(probs.shape, uninitialized);
+        exponential_(q, 1.0, gen);
+        using result_t = decltype(probs.template argmax<-1>(keepdim));
+        result_t ids(typename result_t::extents_type(shaped::detail::adopt_tag{}, [&] {
+                         std::array<std::size_t, result_t::extents_type::rank_dynamic> dyn{};
+                         const auto src = probs.shape.dynamic();
+                         for (std::size_t i = 0; i < dyn.size(); ++i) dyn[i] = src[i];  // the last axis's atoms come last
+                         return dyn;
+                     }()),
+                     uninitialized);
+        for (std::size_t r = 0; r < rows; ++r) {
+            std::size_t best = 0;
+            Value best_v = p[r * len] / q.data()[r * len];
+            for (std::size_t j = 1; j < len; ++j) {
+                const Value v = p[r * len + j] / q.data()[r * len + j];
+                if (v > best_v) {
+                    best_v = v;
+                    best = j;
+                }
+            }
+            ids.data()[r] = static_cast<std::int64_t>(best);
+        }
+        return ids;
+    } else {
+        return diag::failed_shape_check{};
     }
-    return ids;
 }
 
 /// A random permutation of the ids 0 to `n - 1` from `gen`, as PyTorch 1.13 draws it on the CPU: for each
