@@ -6,7 +6,8 @@ In the Markdown files given (README.md, docs/*.md):
       line for line, the text between the two `// [simple]` markers of that file (common indent removed);
   <!-- snippet: tests/compile_fail/06_matmul_without_transpose.cpp -->   (no #region): the whole file;
   <!-- error: tests/compile_fail/06_matmul_without_transpose.cpp -->   followed by a ``` block: the block
-      must contain that case's `// expect-error:` text, which the compile-fail test asserts;
+      must contain that case's `// expect-error:` text, which the compile-fail test asserts (the compile-fail
+      suite, run with --docs, also compares the whole block with the compiler's output now);
   <!-- output: tests/golden/book/chapter4.out -->   followed by a ``` block: the block must be a run of whole
       lines of that file (what PyTorch printed, which the test suite checks the example against).
 In a Python file, a region is marked by `# [name]` lines.

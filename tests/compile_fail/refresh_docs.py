@@ -10,26 +10,18 @@ error and the user's line with its caret. Run from the repository's root after c
 import pathlib
 import re
 import subprocess
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import run  # noqa: E402  (the trimming the compile-fail runner checks the docs against)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def trimmed(case, compiler):
     out = subprocess.run([compiler, "-std=c++20", "-fsyntax-only", "-DSHAPE_BUG", "-Iinclude", "-Itests/compile_fail",
-                          f"tests/compile_fail/{case}.cpp"], cwd=ROOT, capture_output=True, text=True).stderr.splitlines()
-    keep = []
-    for i, line in enumerate(out):
-        if compiler == "g++":
-            if (("required from here" in line and f"{case}.cpp" in line) or ": error: " in line
-                    or "note: ‘shaped::diag::expect" in line):
-                keep.append(line)
-        elif ": error: " in line:
-            keep.append(line)
-            if line.startswith("tests/compile_fail"):
-                keep += out[i + 1:i + 3]
-        elif "requested here" in line and line.startswith(f"tests/compile_fail/{case}.cpp"):
-            keep += out[i:i + 3]
-    return "\n".join(keep) + "\n"
+                          f"tests/compile_fail/{case}.cpp"], cwd=ROOT, capture_output=True, text=True).stderr
+    return run.trimmed(out, case, compiler)
 
 
 def refresh_doc(doc):

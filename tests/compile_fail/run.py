@@ -10,8 +10,12 @@ For every compiler given, the runner checks:
   2. with -DSHAPE_BUG it fails;
   3. the first line that reports an error contains the expect-error text (our message comes first);
   4. every expect-context text appears in the output (axes and extents are named);
-  5. with expect-errors, the number of error lines.
-Usage: run.py --cxx g++ --cxx clang++ [--flag=-I...] [--pch DIR] case.cpp
+  5. with expect-errors, the number of error lines;
+  6. with --docs DIR (or FILE.md), every block of the docs that quotes this compiler's output for the case
+     (`g++ 12:` or `clang++ 14:`, then `<!-- error: tests/compile_fail/CASE.cpp -->` and a ```text block) is
+     what the compiler prints now, trimmed as refresh_docs.py trims it, file:line included (paths relative
+     to --root, `dir/../` folded): a quoted error cannot drift from the headers.
+Usage: run.py --cxx g++ --cxx clang++ [--flag=-I...] [--pch DIR] [--docs DIR --root DIR] case.cpp
        run.py --cxx g++ --cxx clang++ [--flag=-I...] --build-pch DIR
 With --pch, each compiler includes DIR/<compiler>/pch.hpp first (shaped's headers), precompiled by
 --build-pch with the same flags: the cases then compile in about a quarter of the time. Nothing else changes:
@@ -68,7 +72,55 @@ def first_error_line(output):
     return ""
 
 
-def check(cxx, flags, case):
+def trimmed(output, case_name, compiler):
+    """The lines of a compiler's output that the docs quote: for g++ the user's line ("required from here"),
+    the errors and the note with the context; for clang++ the errors (with the user's line and its caret when
+    the error is in the case) and the user's line that requested the instantiation, with its caret."""
+    out = output.splitlines()
+    keep = []
+    for i, line in enumerate(out):
+        if compiler == "g++":
+            if (("required from here" in line and f"{case_name}.cpp" in line) or ": error: " in line
+                    or "note: ‘shaped::diag::expect" in line):
+                keep.append(line)
+        elif ": error: " in line:
+            keep.append(line)
+            if line.startswith("tests/compile_fail"):
+                keep += out[i + 1:i + 3]
+        elif "requested here" in line and line.startswith(f"tests/compile_fail/{case_name}.cpp"):
+            keep += out[i:i + 3]
+    return "\n".join(keep) + "\n"
+
+
+def folded(text):
+    """Paths with `dir/../` folded, which differ with the order headers were first included in."""
+    previous = None
+    while previous != text:
+        previous, text = text, re.sub(r"[A-Za-z0-9_.+-]+/\.\./", "", text)
+    return text
+
+
+def docs_problems(cxx, output, case, docs, root):
+    """Blocks of the docs that quote this compiler's output for the case as it no longer is."""
+    name = pathlib.Path(cxx).name
+    compiler = "clang++" if "clang" in name else "g++"
+    label = "clang++ 14" if compiler == "clang++" else "g++ 12"
+    if root:
+        output = output.replace(str(pathlib.Path(root).resolve()) + "/", "")
+    now = folded(trimmed(output, case.stem, compiler))
+    files = sorted(docs.glob("*.md")) if docs.is_dir() else [docs]
+    pattern = re.compile(re.escape(label) + r":\n\n<!-- error: tests/compile_fail/" + re.escape(case.name) +
+                         r" -->\n```text\n(.*?)```", re.S)
+    problems = []
+    for doc in files:
+        for m in pattern.finditer(doc.read_text()):
+            if folded(m.group(1)) != now:
+                problems.append(f"[{cxx}] {doc.name} quotes {case.name}'s error as it no longer is (run "
+                                f"tests/compile_fail/refresh_docs.py):\n--- quoted ---\n{m.group(1)}--- now ---\n{now}")
+    return problems
+
+
+def check(cxx, flags, case, docs=None, root=None):
     source = case.read_text()
     problems = []
     if "SHAPE_BUG" not in source:
@@ -94,6 +146,8 @@ def check(cxx, flags, case):
     for text in contexts:
         if text not in out:
             problems.append(f"[{cxx}] the output does not name '{text}'\n--- output ---\n{out}")
+    if docs:
+        problems += docs_problems(cxx, out, case, docs, root)
     lines = len(out.splitlines())
     print(f"[{cxx}] {case.name}: fails as expected; {lines} lines of diagnostics")
     return problems
@@ -105,6 +159,9 @@ def main():
     parser.add_argument("--flag", action="append", default=[])
     parser.add_argument("--pch", help="use the headers precompiled in this directory by --build-pch")
     parser.add_argument("--build-pch", help="precompile shaped's headers for each compiler into this directory")
+    parser.add_argument("--docs", type=pathlib.Path, help="a folder of .md files (or one file) whose quoted "
+                        "compiler output for the case must be current")
+    parser.add_argument("--root", help="the repository's root: stripped from paths in the compiler's output")
     parser.add_argument("case", type=pathlib.Path, nargs="?")
     args = parser.parse_args()
     if args.build_pch:
@@ -119,7 +176,7 @@ def main():
             if not header.exists():
                 return print(f"{header} is missing: build it with --build-pch") or 1
             flags += ["-include", str(header)]
-        problems += check(cxx, flags, args.case)
+        problems += check(cxx, flags, args.case, args.docs, args.root)
     for p in problems:
         print(p)
     return 1 if problems else 0
