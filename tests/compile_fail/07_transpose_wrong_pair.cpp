@@ -1,6 +1,6 @@
 // k.transpose(1, 2) where transpose(2, 3) was meant, in 4-d.
 // expect-error: shaped::matmul(a, b): a's last axis and b's second-to-last axis must be the same axis
-// expect-context: b was transposed but still ends on a's last axis: the transpose swapped another pair
+// expect-context: b ends on a's last axis, left there by a transpose of another pair
 // expect-context: lhs_last<shaped::diag::sized<head_dim, 2>
 // expect-context: rhs_second_to_last<shaped::diag::sized<num_heads, 3>
 #include "seed_axes.hpp"

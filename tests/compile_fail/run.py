@@ -11,11 +11,13 @@ For every compiler given, the runner checks:
   3. the first line that reports an error contains the expect-error text (our message comes first);
   4. every expect-context text appears in the output (axes and extents are named);
   5. with expect-errors, the number of error lines;
-  6. with --docs DIR (or FILE.md), every block of the docs that quotes this compiler's output for the case
-     (`g++ 12:` or `clang++ 14:`, then `<!-- error: tests/compile_fail/CASE.cpp -->` and a ```text block) is
-     what the compiler prints now, trimmed as refresh_docs.py trims it, file:line included (paths relative
-     to --root, `dir/../` folded): a quoted error cannot drift from the headers.
-Usage: run.py --cxx g++ --cxx clang++ [--flag=-I...] [--pch DIR] [--docs DIR --root DIR] case.cpp
+  6. with --docs DIR (or FILE.md; repeatable), every block of the docs that quotes this compiler's output
+     for the case (`g++ 12:` or `clang++ 14:`, then `<!-- error: PATH/CASE.cpp -->` and a ```text block,
+     PATH relative to --root) is what the compiler prints now, trimmed as refresh_docs.py trims it, file:line
+     included (paths relative to --root, `dir/../` folded); a block after `g++ 12, first error line:` is
+     that line alone, as `grep -m1 error:` shows it. A quoted error cannot drift from the headers.
+A case may live outside tests/compile_fail (examples/first_program.cpp is one).
+Usage: run.py --cxx g++ --cxx clang++ [--flag=-I...] [--pch DIR] [--docs DIR ... --root DIR] case.cpp
        run.py --cxx g++ --cxx clang++ [--flag=-I...] --build-pch DIR
 With --pch, each compiler includes DIR/<compiler>/pch.hpp first (shaped's headers), precompiled by
 --build-pch with the same flags: the cases then compile in about a quarter of the time. Nothing else changes:
@@ -72,7 +74,7 @@ def first_error_line(output):
     return ""
 
 
-def trimmed(output, case_name, compiler):
+def trimmed(output, case_name, compiler, case_dir="tests/compile_fail"):
     """The lines of a compiler's output that the docs quote: for g++ the user's line ("required from here"),
     the errors and the note with the context; for clang++ the errors (with the user's line and its caret when
     the error is in the case) and the user's line that requested the instantiation, with its caret."""
@@ -85,11 +87,12 @@ def trimmed(output, case_name, compiler):
                 keep.append(line)
         elif ": error: " in line:
             keep.append(line)
-            if line.startswith("tests/compile_fail"):
+            if line.startswith(case_dir):
                 keep += out[i + 1:i + 3]
-        elif "requested here" in line and line.startswith(f"tests/compile_fail/{case_name}.cpp"):
+        elif "requested here" in line and line.startswith(f"{case_dir}/{case_name}.cpp"):
             keep += out[i:i + 3]
-    return "\n".join(keep) + "\n"
+    # clang++ names the include chain of a later error, which differs with precompiled headers: left out.
+    return "\n".join(line for line in keep if not line.startswith("In file included from")) + "\n"
 
 
 def folded(text):
@@ -100,6 +103,16 @@ def folded(text):
     return text
 
 
+def case_path(case, root):
+    """The case's path as the docs name it: relative to the repository's root."""
+    if root:
+        try:
+            return case.resolve().relative_to(pathlib.Path(root).resolve()).as_posix()
+        except ValueError:
+            pass
+    return f"tests/compile_fail/{case.name}"
+
+
 def docs_problems(cxx, output, case, docs, root):
     """Blocks of the docs that quote this compiler's output for the case as it no longer is."""
     name = pathlib.Path(cxx).name
@@ -107,16 +120,19 @@ def docs_problems(cxx, output, case, docs, root):
     label = "clang++ 14" if compiler == "clang++" else "g++ 12"
     if root:
         output = output.replace(str(pathlib.Path(root).resolve()) + "/", "")
-    now = folded(trimmed(output, case.stem, compiler))
-    files = sorted(docs.glob("*.md")) if docs.is_dir() else [docs]
-    pattern = re.compile(re.escape(label) + r":\n\n<!-- error: tests/compile_fail/" + re.escape(case.name) +
-                         r" -->\n```text\n(.*?)```", re.S)
+    path = case_path(case, root)
+    quoted = {label: folded(trimmed(output, case.stem, compiler, path.rsplit("/", 1)[0])),
+              label + ", first error line": folded(first_error_line(output)) + "\n"}
+    files = [f for d in docs for f in (sorted(d.glob("*.md")) if d.is_dir() else [d])]
     problems = []
-    for doc in files:
-        for m in pattern.finditer(doc.read_text()):
-            if folded(m.group(1)) != now:
-                problems.append(f"[{cxx}] {doc.name} quotes {case.name}'s error as it no longer is (run "
-                                f"tests/compile_fail/refresh_docs.py):\n--- quoted ---\n{m.group(1)}--- now ---\n{now}")
+    for who, now in quoted.items():
+        pattern = re.compile(r"^" + re.escape(who) + r":\n\n<!-- error: " + re.escape(path) +
+                             r" -->\n```text\n(.*?)```", re.S | re.M)
+        for doc in files:
+            for m in pattern.finditer(doc.read_text()):
+                if folded(m.group(1)) != now:
+                    problems.append(f"[{cxx}] {doc.name} quotes {path}'s error as it no longer is (run "
+                                    f"tests/compile_fail/refresh_docs.py):\n--- quoted ---\n{m.group(1)}--- now ---\n{now}")
     return problems
 
 
@@ -159,8 +175,8 @@ def main():
     parser.add_argument("--flag", action="append", default=[])
     parser.add_argument("--pch", help="use the headers precompiled in this directory by --build-pch")
     parser.add_argument("--build-pch", help="precompile shaped's headers for each compiler into this directory")
-    parser.add_argument("--docs", type=pathlib.Path, help="a folder of .md files (or one file) whose quoted "
-                        "compiler output for the case must be current")
+    parser.add_argument("--docs", type=pathlib.Path, action="append", help="a folder of .md files (or one file) "
+                        "whose quoted compiler output for the case must be current; repeatable")
     parser.add_argument("--root", help="the repository's root: stripped from paths in the compiler's output")
     parser.add_argument("case", type=pathlib.Path, nargs="?")
     args = parser.parse_args()

@@ -206,9 +206,9 @@ auto matmul(const basic_tensor<Value, LayoutA, A...>& a, const basic_tensor<Valu
                       "shaped::matmul(a, b): a's last axis and b's second-to-last axis must be the same axis; b ends on "
                       "a's last axis, so b.transpose<-2, -1>() was forgotten (PyTorch's q @ k.transpose(-2, -1))");
         static_assert(diag::expect<!other_pair, l, r, la, ra>,
-                      "shaped::matmul(a, b): a's last axis and b's second-to-last axis must be the same axis; b was "
-                      "transposed but still ends on a's last axis: the transpose swapped another pair; swap the last "
-                      "two, b.transpose<-2, -1>() (transpose<2, 3>() of (batch, num_heads, num_tokens, head_dim))");
+                      "shaped::matmul(a, b): a's last axis and b's second-to-last axis must be the same axis; b ends on "
+                      "a's last axis, left there by a transpose of another pair (such as the heads' transpose<1, 2>): "
+                      "swap b's last two, b.transpose<-2, -1>() (PyTorch's k.transpose(-2, -1))");
         static_assert(diag::expect<!wrong_pair, l, r, la, ra>,
                       "shaped::matmul(a, b): a's last axis and b's second-to-last axis must be the same axis; b has "
                       "a's last axis at another dimension (not last): swap that one with b's second-to-last; if b "
