@@ -7,11 +7,13 @@ queries = torch.rand(1, 2, 6)
 keys = torch.rand(1, 2, 6)
 values = torch.rand(1, 2, 6)
 
+# [heads]
 # (batch, num_tokens, d_out) -> (batch, num_heads, num_tokens, head_dim)
 q = queries.view(1, 2, 3, 2).transpose(1, 2)
 k = keys.view(1, 2, 3, 2).transpose(1, 2)
 v = values.view(1, 2, 3, 2).transpose(1, 2)
 attn_scores = q @ k.transpose(2, 3)
+# [heads]
 attn_weights = torch.softmax(attn_scores / k.shape[-1] ** 0.5, dim=-1)
 context_vec = (attn_weights @ v).transpose(1, 2).contiguous().view(1, 2, 6)
 
