@@ -26,11 +26,14 @@ import threading
 
 # page, what its <title> must contain, at least this many code blocks, a mark of its navigation, text it shows
 PAGES = [
+    ("source/index.html", "shaped", 2, 'class="md-nav', "Try it (Debian 12)"),
     ("01-quick-start.html", "Quick start", 5, 'class="md-nav', "manual_seed"),
     ("10-reading-errors.html", "Reading compile errors", 60, 'class="md-nav', "static assertion failed"),
     ("12-own-module.html", "Writing your own module", 5, 'class="md-nav', "shaped::TensorOf"),
     ("14-text-to-batches.html", "from text to batches", 10, 'class="md-nav', "create_dataloader_v1"),
     ("15-loss-and-sampling.html", "loss, perplexity, sampling", 10, 'class="md-nav', "48725.8203"),
+    ("16-porting-from-pytorch.html", "Porting from PyTorch", 1, 'class="md-nav', "What has no equivalent yet"),
+    ("faq.html", "Questions a learner asks", 0, 'class="md-nav', "openai-community/gpt2"),
     ("api.html", "API reference", 0, 'class="md-nav', "Doxygen"),
     ("api/namespaceshaped.html", "shaped", 0, 'id="nav-tree"', "scaled_dot_product_attention"),
     ("api/classshaped_1_1nn_1_1multi__head__attention.html", "multi_head_attention", 0, 'id="nav-tree"',
