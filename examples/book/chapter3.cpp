@@ -28,13 +28,15 @@ int main() {
     auto x = shaped::stack<0, batch>(std::array{inputs, inputs});  // torch.stack((inputs, inputs), dim=0)
     // [inputs]
 
+    // [self_attention]
     torch::manual_seed(123);
     nn::self_attention_v1<d_in, d_out> sa_v1;
     std::cout << "sa_v1(inputs) = " << sa_v1(inputs) << "\n";
 
-    torch::manual_seed(789);
+    torch::manual_seed(789);  // the book seeds listing 3.2's class with 789
     nn::self_attention_v2<d_in, d_out> sa_v2;
     std::cout << "sa_v2(inputs) = " << sa_v2(inputs) << "\n";
+    // [self_attention]
 
     // [causal]
     torch::manual_seed(123);
