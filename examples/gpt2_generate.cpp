@@ -27,13 +27,15 @@
 #include <system_error>
 #include <vector>
 
-#include <shaped/io/gpt2_weights.hpp>
+// [includes]
+#include <shaped/io/gpt2_weights.hpp>  // not in shaped.hpp: the loaders and their file mapping
 #include <shaped/shaped.hpp>
-#include <shaped/text/bpe_tokenizer.hpp>
+#include <shaped/text/bpe_tokenizer.hpp>  // not in shaped.hpp: GPT-2's tokenizer (PCRE2, ICU)
 
 namespace nn = shaped::nn;
 namespace io = shaped::io;
 namespace text = shaped::text;
+// [includes]
 
 namespace {
 
