@@ -1,4 +1,4 @@
-// The program of the tutorial's chapter 7, "Lengths known at run time": every snippet of
+// The program of the tutorial's page 7, "Lengths known at run time": every snippet of
 // docs/07-run-time-lengths.md is a region of this file. Each section prints what a learner sees and checks
 // it against what PyTorch 1.13 printed for the same lines (or, where only shaped speaks, the text the
 // chapter shows). The program exits with 1 if anything differs.

@@ -1,6 +1,7 @@
 // The answer's two corrected forms of multi-head attention, line for line from PyTorch:
 // the simple form (split into heads, a loop over heads, cat, out_proj) and the alternative form
 // (view, transpose, out_proj). With seed 1223 both print what PyTorch prints, and they agree.
+// [top]
 #include <boost/hana/zip_with.hpp>
 #include <cstdlib>
 #include <iostream>
@@ -21,6 +22,7 @@ void print_sizes() {
     std::cout << "batch = " << batch::extent << " num_tokens = " << num_tokens::extent << " d_out = " << d_out::extent
               << " num_heads = " << num_heads::extent << " head_dim = " << head_dim::extent << "\n";
 }
+// [top]
 
 // [simple]
 context_t simple_corrected() {

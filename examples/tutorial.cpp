@@ -464,7 +464,7 @@ qh = tensor([[[[0.4437, 0.9082],
                 "contiguous().view and reshape give q back");
 
     // [op_matmul]
-    using num_keys = shaped::key<num_tokens>;                     // the keys' token axis (chapter 3)
+    using num_keys = shaped::key<num_tokens>;                     // the keys' token axis (see Axes and shapes)
     auto kk = kh.rename<batch, num_heads, num_keys, head_dim>();
     auto vk = vh.rename<batch, num_heads, num_keys, head_dim>();
     auto attn_scores = shaped::matmul(qh, kk.transpose<2, 3>());  // qh @ kh.transpose(2, 3)

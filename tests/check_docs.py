@@ -12,12 +12,15 @@ In the Markdown files given (README.md, docs/*.md):
       lines of that file (what PyTorch printed, which the test suite checks the example against).
 In a Python file, a region is marked by `# [name]` lines.
 With --all-cases DOC, every compile-fail case (but the runner's sanity cases) must be shown in DOC.
-Usage: check_docs.py ROOT [--all-cases docs/10-reading-errors.md] FILE.md ...
+Every link to another Markdown file must find it, and its #anchor a heading of it (the site's builder
+checks neither).
+Usage: check_docs.py ROOT [--all-cases docs/reading-errors.md] FILE.md ...
 """
 import pathlib
 import re
 import sys
 import textwrap
+import unicodedata
 
 MARK = re.compile(r"<!--\s*(snippet|error|output):\s*(\S+?)\s*-->\s*\n```[a-z+]*\n(.*?)```", re.S)
 
@@ -34,6 +37,46 @@ def region(path, name):
     return textwrap.dedent(m.group(1))
 
 
+LINK = re.compile(r"\]\(([^)\s]+?\.md)(#[^)\s]*)?\)")
+
+
+def slug(heading):
+    """The anchor Python-Markdown's toc extension gives a heading (its default slugify, code spans unwrapped)."""
+    text = re.sub(r"`([^`]*)`", r"\1", heading)
+    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    text = re.sub(r"[^\w\s-]", "", text).strip().lower()
+    return re.sub(r"[-\s]+", "-", text)
+
+
+def anchors(path):
+    """The anchors of a Markdown file's headings, outside fenced code, numbered as toc numbers repeats."""
+    seen, fenced = set(), False
+    for line in path.read_text().splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and (m := re.match(r"#{1,6} (.+?)\s*#*$", line)):
+            base = anchor = slug(m.group(1))
+            n = 0
+            while anchor in seen:
+                n += 1
+                anchor = f"{base}_{n}"
+            seen.add(anchor)
+    return seen
+
+
+def link_problems(root, doc, text):
+    problems = []
+    for target, anchor in LINK.findall(text):
+        if "://" in target:
+            continue
+        path = ((root / doc).parent / target).resolve()
+        if not path.exists():
+            problems.append(f"{doc}: link to {target}: no such file")
+        elif anchor and anchor[1:] not in anchors(path):
+            problems.append(f"{doc}: link to {target}{anchor}: no such heading there")
+    return problems
+
+
 def main():
     args = sys.argv[1:]
     root = pathlib.Path(args.pop(0))
@@ -46,6 +89,7 @@ def main():
         text = (root / doc).read_text()
         if "<!-- snippet" not in text and "<!-- error" not in text and doc != "README.md":
             problems.append(f"{doc}: shows no checked snippet")
+        problems += link_problems(root, doc, text)
         for kind, ref, block in MARK.findall(text):
             checked += 1
             file, _, name = ref.partition("#")

@@ -28,7 +28,7 @@
 ///
 /// \namespace shaped::diag
 /// The words of shaped's compile errors: each failed shape check names its operation's roles (`in_features`,
-/// `input_last`, ...) in the type the compiler prints beside the message (docs/10-reading-errors.md).
+/// `input_last`, ...) in the type the compiler prints beside the message (docs/reading-errors.md).
 
 // The core first, and each op before tensor.hpp: a shape error in an op is then reported through this
 // header alone, not through tensor.hpp or a module's header, which keeps every diagnostic's include chain

@@ -563,7 +563,7 @@ def main():
         md.append(f"| {c} | {ms(sv)} | {ms(sl)} | {ms(hw)} | {ms(lt)} | {fmt(ratio(sv, hw), 2)} | "
                   f"{fmt(ratio(sv, lt), 2)} | {fmt(ratio(sl, lt), 2)} |")
     md += ["", "## GPT-2 124M: forward pass and generation", "",
-           "The book's `GPTModel` with `GPT_CONFIG_124M` (chapter 4), evaluation mode: `nn::gpt_model<gpt2_124m>` "
+           "The book's `GPTModel` with `GPT_CONFIG_124M` (the book's chapter 4), evaluation mode: `nn::gpt_model<gpt2_124m>` "
            "against the book's classes in LibTorch's C++ API (tests/bench/libtorch_book.hpp), same threads for "
            "LibTorch's kernels and for OpenBLAS, as it is and with huge pages (`+hp`). Both peers first check "
            "their logits for the book's batch against PyTorch's. `forward_bB_tT`: one forward pass over B "

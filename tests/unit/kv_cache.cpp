@@ -145,11 +145,11 @@ TEST_CASE("the cache refuses to overflow the context or to change its batch, nam
 }
 
 TEST_CASE("the cache's keys are their own axis: scores of new queries against cached keys need the offset mask") {
+    // [cache_mask]
     struct context_length : shaped::axis<"context_length", 8> {};
     struct num_tokens : shaped::dynamic_axis<"num_tokens", shaped::at_most<context_length>> {};
     struct d : shaped::axis<"d", 4> {};
     torch::manual_seed(5);
-    // [cache_mask]
     const auto q = torch::rand<num_tokens, d>(3);                     // 3 new tokens
     const auto k = torch::rand<shaped::cached<num_tokens>, d>(7);      // 4 cached before them, 7 in all
     const auto scores = shaped::matmul(q, k.T());                      // (num_tokens, cached<num_tokens>)

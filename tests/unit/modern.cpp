@@ -202,7 +202,7 @@ TEST_CASE("rope with Llama 3's frequency smoothing equals the book's table at ev
     CHECK(worst <= 0x1p-23);
 }
 
-// The snippets of docs/13-after-gpt2.md, checked here.
+// The snippets of docs/14-after-gpt2.md, checked here.
 namespace chapter13 {
 // [axes]
 struct batch : shaped::axis<"batch", 2> {};
@@ -216,7 +216,7 @@ struct d_out : shaped::product<"d_out", num_heads, head_dim> {};  // 64: Qwen3's
 // [axes]
 }  // namespace chapter13
 
-TEST_CASE("docs/13-after-gpt2.md: RMSNorm, the gated feed-forward layer, QK-norm and RoPE in a block's order") {
+TEST_CASE("docs/14-after-gpt2.md: RMSNorm, the gated feed-forward layer, QK-norm and RoPE in a block's order") {
     using chapter13::batch, chapter13::context_length, chapter13::num_tokens, chapter13::emb_dim, chapter13::hidden_dim,
         chapter13::num_heads, chapter13::head_dim, chapter13::d_out;
     torch::manual_seed(123);
