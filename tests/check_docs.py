@@ -11,7 +11,8 @@ In the Markdown files given (README.md, docs/*.md):
   <!-- output: tests/golden/book/chapter4.out -->   followed by a ``` block: the block must be a run of whole
       lines of that file (what PyTorch printed, which the test suite checks the example against).
 In a Python file, a region is marked by `# [name]` lines.
-With --all-cases DOC, every compile-fail case (but the runner's sanity cases) must be shown in DOC.
+With --all-cases DOC, every compile-fail case (but the runner's sanity cases) must be shown in DOC and
+linked from its '## Find your error ...' index.
 Every link to another Markdown file must find it, and its #anchor a heading of it (the site's builder
 checks neither).
 Usage: check_docs.py ROOT [--all-cases docs/reading-errors.md] FILE.md ...
@@ -116,9 +117,14 @@ def main():
                 if doc == all_cases_doc:
                     shown_errors.add(path.name)
     if all_cases_doc:
+        index = re.search(r"^## Find your error.*?(?=^## )", (root / all_cases_doc).read_text(), re.S | re.M)
         for case in sorted((root / "tests" / "compile_fail").glob("*.cpp")):
-            if not case.name.startswith("sanity_") and case.name not in shown_errors:
+            if case.name.startswith("sanity_"):
+                continue
+            if case.name not in shown_errors:
                 problems.append(f"{all_cases_doc}: compile-fail case {case.name} has no entry")
+            if not index or f"](#{case.name.split('_')[0]}-" not in index.group(0):
+                problems.append(f"{all_cases_doc}: compile-fail case {case.name} is not in the 'Find your error' index")
     for p in problems:
         print(p)
     print(f"{checked} snippets and errors checked in {len(args)} files; {len(problems)} problems")
