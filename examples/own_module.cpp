@@ -5,10 +5,12 @@
 #include <cstdlib>
 #include <iostream>
 
+// [includes]
 #include <shaped/shaped.hpp>
 
 namespace torch = shaped::torch;
 namespace nn = shaped::nn;
+// [includes]
 
 // [config]
 // A small configuration: 8 wide, 2 heads, at most 6 tokens; batch and num_tokens known at run time.

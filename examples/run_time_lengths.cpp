@@ -8,12 +8,14 @@
 #include <cstddef>
 #include <cstdlib>
 #include <iostream>
+// [includes]
 #include <shaped/shaped.hpp>
 
 #include "tutorial_check.hpp"
 
 namespace hana = boost::hana;
 namespace torch = shaped::torch;
+// [includes]
 
 // [rt_axes]
 struct context_length : shaped::axis<"context_length", 8> {};  // the longest input the causal mask covers

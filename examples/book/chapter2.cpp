@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+// [includes]
 #include <shaped/shaped.hpp>
 #include <shaped/text/bpe_tokenizer.hpp>
 #include <shaped/text/data_loader.hpp>
@@ -18,6 +19,7 @@
 namespace torch = shaped::torch;
 namespace nn = shaped::nn;
 namespace text = shaped::text;
+// [includes]
 
 // [axes]
 struct context_length : shaped::axis<"context_length", 1024> {};

@@ -3,10 +3,12 @@
 #include <array>
 #include <iostream>
 
+// [includes]
 #include <shaped/shaped.hpp>
 
 namespace torch = shaped::torch;
 namespace nn = shaped::nn;
+// [includes]
 
 // [axes]
 struct context_length : shaped::axis<"context_length", 6> {};  // batch.shape[1]

@@ -8,10 +8,12 @@
 #include <iostream>
 #include <string>
 
+// [includes]
 #include <shaped/shaped.hpp>
 
 namespace torch = shaped::torch;
 namespace nn = shaped::nn;
+// [includes]
 
 // [config]
 // The book's GPT_CONFIG_124M, a type: vocab_size 50257, context_length 1024, emb_dim 768, n_heads 12,

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+// [includes]
 #include <shaped/shaped.hpp>
 #include <shaped/nn/generate.hpp>
 #include <shaped/nn/loss.hpp>
@@ -23,6 +24,7 @@
 namespace torch = shaped::torch;
 namespace nn = shaped::nn;
 namespace text = shaped::text;
+// [includes]
 
 // [config]
 // GPT_CONFIG_124M with "context_length": 256: the token axis is redeclared within the new context.
