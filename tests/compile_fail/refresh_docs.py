@@ -9,7 +9,6 @@ shows). Run from the repository's root after changing a message:
     python3 tests/compile_fail/refresh_docs.py [PATH/CASE.cpp ...]   (only those cases' blocks)
 """
 import pathlib
-import re
 import subprocess
 import sys
 
@@ -26,9 +25,6 @@ def output(path, compiler):
 
 def refresh_doc(doc, only=()):
     text = doc.read_text()
-    pattern = re.compile(r"^(?P<who>(?P<cxx>g\+\+ 12|clang\+\+ 14)(?P<first>, first error line)?):\n\n"
-                         r"<!-- error: (?P<path>[^ ]+?\.cpp) -->\n```text\n.*?```", re.S | re.M)
-
     def refresh(m):
         compiler = "g++" if m.group("cxx").startswith("g++") else "clang++"
         path = m.group("path")
@@ -42,7 +38,7 @@ def refresh_doc(doc, only=()):
             quoted = run.trimmed(out, name.removesuffix(".cpp"), compiler, case_dir)
         return f"{m.group('who')}:\n\n<!-- error: {path} -->\n```text\n{quoted}```"
 
-    new, count = pattern.subn(refresh, text)
+    new, count = run.QUOTED.subn(refresh, text)
     if count and new != text:
         doc.write_text(new)
         print(f"refreshed {count} blocks in {doc.relative_to(ROOT)}")

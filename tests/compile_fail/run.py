@@ -113,6 +113,12 @@ def case_path(case, root):
     return f"tests/compile_fail/{case.name}"
 
 
+# A quoted error in the docs: "g++ 12:", "clang++ 14:" or "g++ 12, first error line:", a blank line, the
+# case's marker and a text block. refresh_docs.py rewrites the blocks this finds.
+QUOTED = re.compile(r"^(?P<who>(?P<cxx>g\+\+ 12|clang\+\+ 14)(?P<first>, first error line)?):\n\n"
+                    r"<!-- error: (?P<path>[^ ]+?\.cpp) -->\n```text\n(?P<block>.*?)```", re.S | re.M)
+
+
 def docs_problems(cxx, output, case, docs, root):
     """Blocks of the docs that quote this compiler's output for the case as it no longer is."""
     name = pathlib.Path(cxx).name
@@ -125,14 +131,14 @@ def docs_problems(cxx, output, case, docs, root):
               label + ", first error line": folded(first_error_line(output)) + "\n"}
     files = [f for d in docs for f in (sorted(d.glob("*.md")) if d.is_dir() else [d])]
     problems = []
-    for who, now in quoted.items():
-        pattern = re.compile(r"^" + re.escape(who) + r":\n\n<!-- error: " + re.escape(path) +
-                             r" -->\n```text\n(.*?)```", re.S | re.M)
-        for doc in files:
-            for m in pattern.finditer(doc.read_text()):
-                if folded(m.group(1)) != now:
-                    problems.append(f"[{cxx}] {doc.name} quotes {path}'s error as it no longer is (run "
-                                    f"tests/compile_fail/refresh_docs.py):\n--- quoted ---\n{m.group(1)}--- now ---\n{now}")
+    for doc in files:
+        for m in QUOTED.finditer(doc.read_text()):
+            if m["path"] != path or m["who"] not in quoted:
+                continue
+            now = quoted[m["who"]]
+            if folded(m["block"]) != now:
+                problems.append(f"[{cxx}] {doc.name} quotes {path}'s error as it no longer is (run "
+                                f"tests/compile_fail/refresh_docs.py):\n--- quoted ---\n{m['block']}--- now ---\n{now}")
     return problems
 
 
