@@ -1,7 +1,7 @@
 // A first program: multi-head attention's view/transpose steps (the book's listing 3.5, without the
 // weights), with every shape checked by the compiler. It prints what tests/golden/first/first_program.py
 // prints in PyTorch. From the repository's root:
-//   g++ -std=c++20 -O1 -Iinclude examples/first_program.cpp -ldnnl -lopenblas -o first_program && ./first_program
+//   g++ -std=c++20 -O1 -Iinclude examples/first_program.cpp -ldnnl -lgomp -lopenblas -o first_program && ./first_program
 // Add -DSHAPE_BUG to forget k's transpose, as PyTorch lets you when num_tokens == head_dim:
 // expect-error: shaped::matmul(a, b): a's last axis and b's second-to-last axis must be the same axis
 // expect-context: lhs_last<shaped::diag::sized<head_dim, 2>

@@ -66,11 +66,11 @@ struct my_transformer_block {
 // [block]
 
 int main() {
+    // [run]
     using batch = small::batch;
     using num_tokens = small::num_tokens;
     using emb_dim = small::emb_dim;
 
-    // [run]
     torch::manual_seed(123);
     auto x = torch::rand<batch, num_tokens, emb_dim>(2, 4);
     my_transformer_block<small> block;

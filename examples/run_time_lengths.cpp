@@ -2,7 +2,7 @@
 // docs/07-run-time-lengths.md is a region of this file. Each section prints what a learner sees and checks
 // it against what PyTorch 1.13 printed for the same lines (or, where only shaped speaks, the text the
 // chapter shows). The program exits with 1 if anything differs.
-// Build: g++ -std=c++20 -O1 -Iinclude examples/run_time_lengths.cpp -lopenblas -o run_time_lengths
+// Build: g++ -std=c++20 -O1 -Iinclude examples/run_time_lengths.cpp -ldnnl -lgomp -lopenblas -o run_time_lengths
 #include <array>
 #include <boost/hana/tuple.hpp>
 #include <cstddef>

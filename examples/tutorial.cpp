@@ -3,7 +3,7 @@
 // Each section prints what a learner sees and compares it with what PyTorch 1.13 printed for the same
 // lines: the expected text is itself a region (`name_out`), shown in the docs under the code. The program
 // exits with 1 if any printed text or any check differs.
-// Build: g++ -std=c++20 -O1 -Wall -Wextra -Wpedantic -Iinclude examples/tutorial.cpp -lopenblas -o tutorial
+// Build: g++ -std=c++20 -O1 -Wall -Wextra -Wpedantic -Iinclude examples/tutorial.cpp -ldnnl -lgomp -lopenblas -o tutorial
 // [includes]
 #include <array>
 #include <boost/hana/at.hpp>
@@ -91,7 +91,7 @@ private:
 // [mha_class]
 
 void run() {
-    check::section("01 quick start: the book's inputs, a first attention");
+    check::section("page 1, Quick start: the book's inputs, a first attention");
     // [qs_inputs]
     shaped::tensor<float, num_tokens, d_in> inputs{{0.43, 0.15, 0.89},   // Your     (x^1)
                                                    {0.55, 0.87, 0.66},   // journey  (x^2)
@@ -167,7 +167,7 @@ context_vec = tensor([[0.2996, 0.8053],
 // [qs_weights_out]
 )out");
 
-    check::section("05 the book's MultiHeadAttention (listing 3.5)");
+    check::section("page 5, The two forms of multi-head attention: the book's MultiHeadAttention (listing 3.5)");
     // [mha_run]
     auto batch_x = shaped::stack<0, batch>(std::array{inputs, inputs});  // torch.stack((inputs, inputs), dim=0)
     std::cout << "batch.shape = " << batch_x.shape << "\n";
@@ -245,7 +245,7 @@ fused_vecs.shape = torch.Size([2, 6, 2]), within 1e-6 of module_vecs: true
 // [mha_three_forms_out]
 )out");
 
-    check::section("04 nn::dropout (section 3.5.2)");
+    check::section("page 3, The operations: nn::dropout (section 3.5.2)");
     // [op_dropout]
     torch::manual_seed(123);                                   // torch.manual_seed(123)
     shaped::nn::dropout dropout(0.5);                          // dropout = torch.nn.Dropout(0.5)
@@ -297,11 +297,10 @@ static_assert(!shaped::same_axis_v<other_d_out, d_out>);
 // [ax_same]
 
 void axes_and_shapes() {
-    check::section("03 axes and shapes");
-    torch::manual_seed(1223);
-    auto q = torch::rand<batch, num_tokens, d_out>();
-
+    check::section("page 2, Axes and shapes");
     // [ax_view]
+    torch::manual_seed(1223);
+    auto q = torch::rand<batch, num_tokens, d_out>();                             // the learner's q
     auto q4 = q.view<batch, num_tokens, num_heads, head_dim>();                   // split d_out into heads
     auto q3 = q4.view<batch, num_tokens, d_out>();                                // merge them back
     auto qm = q4.view<batch, num_tokens, shaped::merged<num_heads, head_dim>>();  // or leave the merge unnamed
@@ -389,7 +388,7 @@ shifted: (batch=1, num_tokens=2, d_out=6)
 }
 
 void ops() {
-    check::section("04 the ops");
+    check::section("page 3, The operations");
     // [op_rand]
     torch::manual_seed(1223);                          // torch.manual_seed(1223)
     auto q = torch::rand<batch, num_tokens, d_out>();  // q = torch.rand(batch, num_tokens, d_out)
@@ -675,7 +674,7 @@ shaped::tensor::from_buffer: expected 12 elements for (batch=1, num_tokens=2, d_
 }
 
 void cheat_sheet() {
-    check::section("02 cheat sheet: the seed's sizes, causal, both forms");
+    check::section("Cheat sheet: the learner's sizes, causal, both forms");
     // [cheat]
     const float inf = std::numeric_limits<float>::infinity();
     const float scale = std::sqrt(static_cast<float>(head_dim::extent));  // head_dim**0.5
