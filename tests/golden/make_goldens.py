@@ -639,6 +639,33 @@ def make_modern(h):
         h.tensor("mla_93_cached", torch.cat(outs, dim=1), "the same mla and x in chunks of 1, 6 and 13 tokens "
                  "through the latent cache, outputs concatenated")
 
+        # Llama 3.2 in small (the book's Llama3Model): 101, tied embeddings, 4 query heads on 2 key/value heads
+        # of 8, Llama 3's RoPE smoothing at an original context of 8; 102, an untied head, head_dim 12 on a
+        # width of 32, 3 layers. Weights drawn in creation order, then the ids; logits of the whole batch, and
+        # of the same ids in chunks of 3, 1 and 3 tokens through the KV caches.
+        for seed, tied, heads, kv_heads, head_dim, layers in ((101, True, 4, 2, 8, 2), (102, False, 4, 2, 12, 3)):
+            cfg = {"vocab_size": 50, "context_length": 24, "emb_dim": 32, "n_heads": heads, "n_kv_groups": kv_heads,
+                   "head_dim": head_dim, "hidden_dim": 48, "n_layers": layers, "rope_base": 500_000.0,
+                   "rope_freq": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                 "original_context_length": 8},
+                   "rms_norm_eps": 1e-5, "tie_word_embeddings": tied}
+            torch.manual_seed(seed)
+            model = ref["Llama3Model"](cfg)
+            ids = torch.randint(0, 50, (2, 7))
+            what = (f"torch.manual_seed({seed}); model = Llama3Model(vocab 50, context 24, emb 32, {heads} heads on "
+                    f"{kv_heads}, head_dim {head_dim}, hidden 48, {layers} layers, rope_base 500,000, freq_config "
+                    f"(8, 1, 4, 8), eps 1e-5, tied={tied}); ids = randint(0, 50, (2, 7))")
+            h.tensor(f"llama_{seed}_ids", ids, what)
+            h.tensor(f"llama_{seed}_logits", model(ids), "model(ids)")
+            caches, outs, pos = [{} for _ in range(layers)], [], 0
+            for n in (3, 1, 3):
+                outs.append(model(ids[:, pos:pos + n], pos, caches))
+                pos += n
+            h.tensor(f"llama_{seed}_cached", torch.cat(outs, dim=1), "the same ids in chunks of 3, 1 and 3 tokens "
+                     "through the KV caches, logits concatenated")
+            h.tensor(f"llama_{seed}_parameters", torch.tensor([sum(p.numel() for p in model.parameters())]),
+                     "sum(p.numel() for p in model.parameters()): tied weights once")
+
 
 PARTS = ["programs", "ops", "random", "modules", "chapter4", "weights", "modern"]
 

@@ -212,3 +212,45 @@ class MultiHeadLatentAttention(nn.Module):
         weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)
         context = (weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
         return self.out_proj(context)
+
+
+class LlamaBlock(nn.Module):
+    """The book's Llama 3.2 TransformerBlock (standalone-llama32): x + att(norm1(x)), then h + ff(norm2(h));
+    att, ff, norm1, norm2 created in that order."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.att = GroupedQueryAttention(cfg["emb_dim"], cfg["n_heads"], cfg["n_kv_groups"], cfg["head_dim"])
+        self.ff = FeedForward(cfg["emb_dim"], cfg["hidden_dim"], "silu")
+        self.norm1 = RMSNorm(cfg["emb_dim"], eps=cfg["rms_norm_eps"])
+        self.norm2 = RMSNorm(cfg["emb_dim"], eps=cfg["rms_norm_eps"])
+
+    def forward(self, x, cos, sin, start_pos=0, cache=None):
+        shortcut = x
+        x = self.att(self.norm1(x), cos, sin, start_pos, cache) + shortcut
+        shortcut = x
+        return self.ff(self.norm2(x)) + shortcut
+
+
+class Llama3Model(nn.Module):
+    """The book's Llama3Model (standalone-llama32) in float32: tok_emb, trf_blocks, final_norm, out_head,
+    created in that order; the RoPE tables of compute_rope_params with Llama 3's freq_config. With
+    tie_word_embeddings the output head is the token embeddings' tensor (the book ties them when it loads
+    the checkpoint). With caches (a list of dicts, one per block) and start_pos, the KV-cache form."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
+        self.trf_blocks = nn.ModuleList([LlamaBlock(cfg) for _ in range(cfg["n_layers"])])
+        self.final_norm = RMSNorm(cfg["emb_dim"], eps=cfg["rms_norm_eps"])
+        self.out_head = nn.Linear(cfg["emb_dim"], cfg["vocab_size"], bias=False)
+        if cfg["tie_word_embeddings"]:
+            self.out_head.weight = self.tok_emb.weight
+        self.cos, self.sin = compute_rope_params(cfg["head_dim"], cfg["rope_base"], cfg["context_length"],
+                                                 cfg["rope_freq"])
+
+    def forward(self, in_idx, start_pos=0, caches=None):
+        x = self.tok_emb(in_idx)
+        for i, block in enumerate(self.trf_blocks):
+            x = block(x, self.cos, self.sin, start_pos, None if caches is None else caches[i])
+        return self.out_head(self.final_norm(x))

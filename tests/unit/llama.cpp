@@ -1,0 +1,144 @@
+// The book's Llama 3.2 (tests/golden/modern/reference.py, Llama3Model of standalone-llama32 ported to
+// PyTorch 1.13) against nn::llama_model: the parameter counts of the published 1B configuration, and small
+// configurations with random weights, tied and untied, uncached and through the KV caches, and greedy
+// generation with and without them.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "check.hpp"
+#include "golden/modern_goldens.hpp"
+#include "sequences.hpp"
+
+#include <shaped/nn/llama_model.hpp>
+
+namespace {
+
+namespace torch = shaped::torch;
+namespace nn = shaped::nn;
+
+// The book's figures for Llama 3.2 1B: 1,498,482,688 parameters with the output head counted apart, 1,235,814,400
+// unique (standalone-llama32's "Total number of unique parameters").
+static_assert(nn::LlamaConfig<nn::llama32_1b>);
+static_assert(nn::llama_parameter_counts<nn::llama32_1b>().total == 1'498'482'688);
+static_assert(nn::llama_parameter_counts<nn::llama32_1b>().unique == 1'235'814'400);
+
+// A small Llama 3.2: the goldens' configurations 101 (tied, head_dim 8 = 32 / 4) and 102 (untied, head_dim 12,
+// 3 layers).
+template <bool Tied, std::size_t HeadDim, std::size_t Layers>
+struct small_llama {
+    struct vocab_size : shaped::axis<"vocab_size", 50> {};
+    struct context_length : shaped::axis<"context_length", 24> {};
+    struct emb_dim : shaped::axis<"emb_dim", 32> {};
+    struct num_kv_heads : shaped::axis<"num_kv_heads", 2> {};
+    struct group_size : shaped::axis<"group_size", 2> {};
+    struct num_heads : shaped::product<"num_heads", num_kv_heads, group_size> {};
+    struct head_dim : shaped::axis<"head_dim", HeadDim> {};
+    struct hidden_dim : shaped::axis<"hidden_dim", 48> {};
+    struct batch : shaped::dynamic_axis<"batch"> {};
+    struct num_tokens : shaped::dynamic_axis<"num_tokens", shaped::at_most<context_length>> {};
+    static constexpr std::size_t n_layers = Layers;
+    static constexpr double rope_theta = 500000.0;
+    static constexpr std::optional<nn::llama3_rope_scaling> rope_scaling = nn::llama3_rope_scaling{8.0f, 1.0f, 4.0f, 8.0f};
+    static constexpr float rms_norm_eps = 1e-5f;
+    static constexpr bool tie_word_embeddings = Tied;
+};
+using tied_cfg = small_llama<true, 8, 2>;
+using untied_cfg = small_llama<false, 12, 3>;
+
+// The goldens' ids, (2, 7).
+template <class Cfg, std::size_t N>
+auto ids_of(const std::array<std::int64_t, N>& golden) {
+    return shaped::tensor<std::int64_t, typename Cfg::batch, typename Cfg::num_tokens>::from_buffer(
+        std::vector<std::int64_t>(golden.begin(), golden.end()), 2, 7);
+}
+
+// The argmax over the vocabulary of each of the golden's positions.
+template <std::size_t N>
+std::vector<std::int64_t> golden_argmax(const std::array<float, N>& logits, std::size_t vocab) {
+    std::vector<std::int64_t> out;
+    for (std::size_t row = 0; row < N / vocab; ++row) {
+        const auto* first = logits.data() + row * vocab;
+        out.push_back(std::max_element(first, first + vocab) - first);
+    }
+    return out;
+}
+template <class Logits>
+std::vector<std::int64_t> argmax_of(const Logits& logits) {
+    const auto ids = logits.template argmax<-1>();
+    return {ids.data(), ids.data() + ids.numel()};
+}
+
+template <class Cfg, std::size_t I, std::size_t L, std::size_t P>
+void check_against_book(std::uint64_t seed, const std::array<std::int64_t, I>& golden_ids,
+                        const std::array<float, L>& golden_logits, const std::array<float, L>& golden_cached,
+                        const std::array<std::int64_t, P>& golden_parameters) {
+    torch::manual_seed(seed);
+    nn::llama_model<Cfg> model;
+    const auto ids = ids_of<Cfg>(golden_ids);
+    const auto logits = model(ids);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(logits)>,
+                                 shaped::tensor<float, typename Cfg::batch, typename Cfg::num_tokens, typename Cfg::vocab_size>>);
+    CHECK(test::max_abs_diff(logits, golden_logits) <= 1e-4);
+    CHECK(argmax_of(logits) == golden_argmax(golden_logits, 50));
+
+    // The KV caches: the same ids in chunks of 3, 1 and 3 tokens.
+    std::size_t pos = 0;
+    for (std::size_t n : {3, 1, 3}) {
+        std::vector<std::int64_t> part;
+        for (std::size_t b = 0; b < 2; ++b)
+            for (std::size_t t = pos; t < pos + n; ++t) part.push_back(ids.at(b, t));
+        const auto chunk = shaped::tensor<std::int64_t, typename Cfg::batch, typename Cfg::num_tokens>::from_buffer(part, 2, n);
+        const auto step = model(chunk, nn::use_cache);
+        INFO("tokens ", pos, "..", pos + n);
+        CHECK(test::rows_diff(step, golden_cached, pos, 7, 50, 2) <= 1e-4);
+        CHECK(test::rows_diff(step, golden_logits, pos, 7, 50, 2) <= 1e-4);
+        pos += n;
+    }
+    model.reset_kv_cache();
+
+    // Tied weights are one tensor: counted once, and no out_head in the state_dict.
+    CHECK(model.parameter_count() == static_cast<std::size_t>(golden_parameters[0]));
+    CHECK(model.parameter_count() == nn::llama_parameter_counts<Cfg>().unique);
+    const auto keys = nn::state_dict_keys(model);
+    CHECK(keys.front() == "tok_emb.weight");
+    CHECK(std::count(keys.begin(), keys.end(), "out_head.weight") == (Cfg::tie_word_embeddings ? 0 : 1));
+    CHECK(std::count(keys.begin(), keys.end(), "trf_blocks.0.att.W_key.weight") == 1);
+    CHECK(keys.back() == (Cfg::tie_word_embeddings ? "final_norm.scale" : "out_head.weight"));
+}
+
+}  // namespace
+
+TEST_CASE("llama_model equals the book's Llama3Model: tied embeddings, grouped heads, Llama 3's RoPE smoothing") {
+    check_against_book<tied_cfg>(101, golden::llama_101_ids, golden::llama_101_logits, golden::llama_101_cached,
+                                 golden::llama_101_parameters);
+}
+
+TEST_CASE("llama_model equals the book's Llama3Model: an untied output head, head_dim apart from the width") {
+    check_against_book<untied_cfg>(102, golden::llama_102_ids, golden::llama_102_logits, golden::llama_102_cached,
+                                   golden::llama_102_parameters);
+}
+
+TEST_CASE("llama_model: greedy generation gives the same ids with the KV caches and without") {
+    struct max_length : shaped::axis<"max_length", 24> {};
+    struct seq : shaped::dynamic_axis<"seq", shaped::at_most<max_length>> {};
+    torch::manual_seed(101);
+    nn::llama_model<tied_cfg> model;
+    for (std::size_t prompt : {1, 4, 9}) {
+        std::vector<std::int64_t> ids(2 * prompt);
+        for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int64_t>((7 * i + 3) % 50);
+        const auto idx = shaped::tensor<std::int64_t, tied_cfg::batch, seq>::from_buffer(ids, 2, prompt);
+        const auto uncached = nn::generate_text_simple(model, idx, 24 - prompt, 24);
+        const auto cached = nn::generate_text_simple_cached(model, idx, 24 - prompt);
+        INFO("prompt ", prompt);
+        REQUIRE(uncached.shape.extent(1) == 24);
+        CHECK(std::vector<std::int64_t>(uncached.data(), uncached.data() + 48) ==
+              std::vector<std::int64_t>(cached.data(), cached.data() + cached.numel()));
+        // Past the context: refused before any work, naming the bound.
+        CHECK(test::thrown<shaped::shape_error>([&] { (void)nn::generate_text_simple_cached(model, idx, 26 - prompt); })
+                  .find("(context_length)") != std::string::npos);
+    }
+}
