@@ -643,18 +643,23 @@ def make_modern(h):
         # of 8, Llama 3's RoPE smoothing at an original context of 8; 102, an untied head, head_dim 12 on a
         # width of 32, 3 layers. Weights drawn in creation order, then the ids; logits of the whole batch, and
         # of the same ids in chunks of 3, 1 and 3 tokens through the KV caches.
-        for seed, tied, heads, kv_heads, head_dim, layers in ((101, True, 4, 2, 8, 2), (102, False, 4, 2, 12, 3)):
+        # 103: Qwen3 in small (the book's Qwen3Model): QK-norm, head_dim 16 on a width of 32 (queries 64 wide),
+        # rope_base 1,000,000 without smoothing, eps 1e-6, tied.
+        llama_freq = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_context_length": 8}
+        for seed, tied, heads, kv_heads, head_dim, layers, qwen in ((101, True, 4, 2, 8, 2, False),
+                                                                    (102, False, 4, 2, 12, 3, False),
+                                                                    (103, True, 4, 2, 16, 2, True)):
             cfg = {"vocab_size": 50, "context_length": 24, "emb_dim": 32, "n_heads": heads, "n_kv_groups": kv_heads,
-                   "head_dim": head_dim, "hidden_dim": 48, "n_layers": layers, "rope_base": 500_000.0,
-                   "rope_freq": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                                 "original_context_length": 8},
-                   "rms_norm_eps": 1e-5, "tie_word_embeddings": tied}
+                   "head_dim": head_dim, "hidden_dim": 48, "n_layers": layers,
+                   "rope_base": 1_000_000.0 if qwen else 500_000.0, "rope_freq": None if qwen else llama_freq,
+                   "rms_norm_eps": 1e-6 if qwen else 1e-5, "tie_word_embeddings": tied, "qk_norm": qwen}
             torch.manual_seed(seed)
             model = ref["Llama3Model"](cfg)
             ids = torch.randint(0, 50, (2, 7))
             what = (f"torch.manual_seed({seed}); model = Llama3Model(vocab 50, context 24, emb 32, {heads} heads on "
-                    f"{kv_heads}, head_dim {head_dim}, hidden 48, {layers} layers, rope_base 500,000, freq_config "
-                    f"(8, 1, 4, 8), eps 1e-5, tied={tied}); ids = randint(0, 50, (2, 7))")
+                    f"{kv_heads}, head_dim {head_dim}, hidden 48, {layers} layers, " +
+                    ("rope_base 1,000,000, eps 1e-6, qk_norm" if qwen else "rope_base 500,000, freq_config (8, 1, 4, 8), eps 1e-5") +
+                    f", tied={tied}); ids = randint(0, 50, (2, 7))")
             h.tensor(f"llama_{seed}_ids", ids, what)
             h.tensor(f"llama_{seed}_logits", model(ids), "model(ids)")
             caches, outs, pos = [{} for _ in range(layers)], [], 0

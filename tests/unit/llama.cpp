@@ -1,5 +1,5 @@
-// The book's Llama 3.2 (tests/golden/modern/reference.py, Llama3Model of standalone-llama32 ported to
-// PyTorch 1.13) against nn::llama_model: the parameter counts of the published 1B configuration, and small
+// The book's Llama 3.2 and Qwen3 (tests/golden/modern/reference.py, Llama3Model of standalone-llama32 ported to
+// PyTorch 1.13, with Qwen3's QK-norm) against nn::llama_model: the parameter counts of the published 1B configuration, and small
 // configurations with random weights, tied and untied, uncached and through the KV caches, and greedy
 // generation with and without them.
 #include <algorithm>
@@ -26,6 +26,11 @@ static_assert(nn::LlamaConfig<nn::llama32_1b>);
 static_assert(nn::llama_parameter_counts<nn::llama32_1b>().total == 1'498'482'688);
 static_assert(nn::llama_parameter_counts<nn::llama32_1b>().unique == 1'235'814'400);
 
+// Qwen3 0.6B's: 751,632,384 and 596,049,920 (ch05/11_qwen3).
+static_assert(nn::LlamaConfig<nn::qwen3_0_6b> && nn::qk_norm_of<nn::qwen3_0_6b>() && !nn::qk_norm_of<nn::llama32_1b>());
+static_assert(nn::llama_parameter_counts<nn::qwen3_0_6b>().total == 751'632'384);
+static_assert(nn::llama_parameter_counts<nn::qwen3_0_6b>().unique == 596'049'920);
+
 // A small Llama 3.2: the goldens' configurations 101 (tied, head_dim 8 = 32 / 4) and 102 (untied, head_dim 12,
 // 3 layers).
 template <bool Tied, std::size_t HeadDim, std::size_t Layers>
@@ -48,6 +53,13 @@ struct small_llama {
 };
 using tied_cfg = small_llama<true, 8, 2>;
 using untied_cfg = small_llama<false, 12, 3>;
+// A small Qwen3 (the goldens' 103): QK-norm, head_dim 16 on a width of 32, base 1,000,000 without smoothing.
+struct qwen_cfg : small_llama<true, 16, 2> {
+    static constexpr double rope_theta = 1000000.0;
+    static constexpr std::optional<nn::llama3_rope_scaling> rope_scaling = std::nullopt;
+    static constexpr float rms_norm_eps = 1e-6f;
+    static constexpr bool qk_norm = true;
+};
 
 // The goldens' ids, (2, 7).
 template <class Cfg, std::size_t N>
@@ -120,6 +132,17 @@ TEST_CASE("llama_model equals the book's Llama3Model: tied embeddings, grouped h
 TEST_CASE("llama_model equals the book's Llama3Model: an untied output head, head_dim apart from the width") {
     check_against_book<untied_cfg>(102, golden::llama_102_ids, golden::llama_102_logits, golden::llama_102_cached,
                                    golden::llama_102_parameters);
+}
+
+TEST_CASE("qwen3_model equals the book's Qwen3Model: QK-norm, queries wider than the embeddings") {
+    check_against_book<qwen_cfg>(103, golden::llama_103_ids, golden::llama_103_logits, golden::llama_103_cached,
+                                 golden::llama_103_parameters);
+    nn::qwen3_model<qwen_cfg> model;
+    const auto keys = nn::state_dict_keys(model);
+    CHECK(std::count(keys.begin(), keys.end(), "trf_blocks.1.att.k_norm.scale") == 1);
+    static_assert(std::is_same_v<decltype(model.trf_blocks[0].att.W_query),
+                                 nn::linear<qwen_cfg::emb_dim, nn::llama_block<qwen_cfg>::attention_type::d_out>>);
+    static_assert(nn::llama_block<qwen_cfg>::attention_type::d_out::extent == 64);
 }
 
 TEST_CASE("llama_model: greedy generation gives the same ids with the KV caches and without") {

@@ -2,8 +2,8 @@
 #define SHAPED_NN_LLAMA_CONFIG_HPP
 
 /// \file
-/// A Llama 3 model's configuration as a type: its axes and the numbers of Hugging Face's `config.json` that
-/// change the computation, and the parameter counts that follow from them.
+/// A Llama 3 or Qwen3 model's configuration as a type: its axes and the numbers of Hugging Face's
+/// `config.json` that change the computation, and the parameter counts that follow from them.
 
 #include <concepts>
 #include <cstddef>
@@ -18,7 +18,8 @@ namespace shaped::nn {
 /// `num_kv_heads`, `num_heads` (declared as `num_kv_heads` times a group, key/value heads outermost),
 /// `head_dim` and `hidden_dim`; the run-time axes `batch` and `num_tokens` (declared within
 /// `context_length`) that the model's inputs take; and `n_layers`, `rope_theta`, `rope_scaling` (Llama 3's
-/// smoothing of the RoPE frequencies, or `std::nullopt`), `rms_norm_eps` and `tie_word_embeddings`.
+/// smoothing of the RoPE frequencies, or `std::nullopt`), `rms_norm_eps` and `tie_word_embeddings`; and
+/// optionally `qk_norm` (Qwen3's, see `qk_norm_of`).
 template <class C>
 concept LlamaConfig =
     StaticAxis<typename C::vocab_size> && StaticAxis<typename C::context_length> && StaticAxis<typename C::emb_dim> &&
@@ -71,6 +72,58 @@ struct llama32_1b {
     static constexpr bool tie_word_embeddings = true;
 };
 
+/// Whether a configuration's attention norms each head's queries and keys (QK-norm, `Config::qk_norm`):
+/// Qwen3's do, Llama 3's do not (a configuration without the field).
+template <class Config>
+constexpr bool qk_norm_of() {
+    if constexpr (requires { { Config::qk_norm } -> std::convertible_to<bool>; })
+        return Config::qk_norm;
+    else
+        return false;
+}
+
+/// Qwen3 0.6B (Hugging Face's `Qwen/Qwen3-0.6B`): the Llama 3 layout with QK-norm, heads of 128 on a width of
+/// 1024, no RoPE smoothing; 751,632,384 parameters counted as the book counts them, 596,049,920 unique (tied
+/// embeddings). `llama_model<qwen3_0_6b>` (also `qwen3_model`) is the book's `Qwen3Model`.
+///
+/// Shapes: vocab_size 151936, context_length 40960, emb_dim 1024, 16 query heads on 8 key/value heads (groups
+/// of 2), head_dim 128 (not 1024 / 16), hidden_dim 3072, 28 layers. Errors: none. Source: the book's
+/// `QWEN_CONFIG_06_B` (rasbt/LLMs-from-scratch ch05/11_qwen3), and the checkpoint's `config.json`.
+struct qwen3_0_6b {
+    /// `"vocab_size": 151936`.
+    struct vocab_size : axis<"vocab_size", 151936> {};
+    /// `"max_position_embeddings": 40960`.
+    struct context_length : axis<"context_length", 40960> {};
+    /// `"hidden_size": 1024`.
+    struct emb_dim : axis<"emb_dim", 1024> {};
+    /// `"num_key_value_heads": 8`.
+    struct num_kv_heads : axis<"num_kv_heads", 8> {};
+    /// Query heads per key/value head: 16 / 8.
+    struct group_size : axis<"group_size", 2> {};
+    /// `"num_attention_heads": 16`, key/value heads outermost.
+    struct num_heads : product<"num_heads", num_kv_heads, group_size> {};
+    /// `"head_dim": 128`: its own axis, the queries 2048 wide on a width of 1024.
+    struct head_dim : axis<"head_dim", 128> {};
+    /// `"intermediate_size": 3072`.
+    struct hidden_dim : axis<"hidden_dim", 3072> {};
+    /// The sequences of one forward pass, any number of them.
+    struct batch : dynamic_axis<"batch"> {};
+    /// The tokens of each sequence, 1 to `context_length` of them.
+    struct num_tokens : dynamic_axis<"num_tokens", at_most<context_length>> {};
+    /// `"num_hidden_layers": 28`.
+    static constexpr std::size_t n_layers = 28;
+    /// `"rope_theta": 1000000`.
+    static constexpr double rope_theta = 1000000.0;
+    /// `"rope_scaling": null`.
+    static constexpr std::optional<llama3_rope_scaling> rope_scaling = std::nullopt;
+    /// `"rms_norm_eps": 1e-06` (the QK-norms' too).
+    static constexpr float rms_norm_eps = 1e-6f;
+    /// `"tie_word_embeddings": true` (the larger Qwen3 sizes do not tie).
+    static constexpr bool tie_word_embeddings = true;
+    /// QK-norm: an RMSNorm over `head_dim` on each query and key head, before RoPE.
+    static constexpr bool qk_norm = true;
+};
+
 /// A model's parameter counts: `total` counts the output head apart from the token embeddings, as the
 /// book's `sum(p.numel() for p in model.parameters())` does before the weights are tied; `unique` counts
 /// each tensor once (tied weights once).
@@ -89,8 +142,9 @@ constexpr parameter_counts llama_parameter_counts() {
     constexpr std::size_t Q = Config::num_heads::extent * Config::head_dim::extent;
     constexpr std::size_t KV = Config::num_kv_heads::extent * Config::head_dim::extent;
     constexpr std::size_t F = Config::hidden_dim::extent;
-    // W_query, W_key, W_value and out_proj; fc1, fc2, fc3; norm1 and norm2.
-    constexpr std::size_t block = E * Q + 2 * E * KV + Q * E + 3 * E * F + 2 * E;
+    // W_query, W_key, W_value and out_proj; fc1, fc2, fc3; norm1 and norm2; q_norm and k_norm under QK-norm.
+    constexpr std::size_t block = E * Q + 2 * E * KV + Q * E + 3 * E * F + 2 * E +
+                                  (qk_norm_of<Config>() ? 2 * Config::head_dim::extent : 0);
     constexpr std::size_t head = V * E;
     constexpr std::size_t unique = V * E + Config::n_layers * block + E + (Config::tie_word_embeddings ? 0 : head);
     return {unique + (Config::tie_word_embeddings ? head : 0), unique};

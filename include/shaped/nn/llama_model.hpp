@@ -3,7 +3,7 @@
 
 /// \file
 /// `nn::llama_model<Config>`: the book's Llama 3.2 (RMSNorm, grouped-query attention with RoPE, SwiGLU, tied
-/// embeddings), any size its configuration type declares. Not in the umbrella header `<shaped/shaped.hpp>`.
+/// embeddings) and, with QK-norm, its Qwen3 (`nn::qwen3_model`), any size its configuration type declares. Not in the umbrella header `<shaped/shaped.hpp>`.
 
 #include <array>
 #include <cstddef>
@@ -40,7 +40,7 @@ namespace shaped::nn {
 template <LlamaConfig Config>
 class llama_block {
 public:
-    /// The attention: `grouped_query_attention` without biases or QK-norm.
+    /// The attention: `grouped_query_attention` without biases, with QK-norm when the config has it (Qwen3).
     using attention_type = grouped_query_attention<typename Config::emb_dim, typename Config::num_heads,
                                                    typename Config::num_kv_heads, typename Config::head_dim,
                                                    typename Config::context_length>;
@@ -57,9 +57,10 @@ public:
     rms_norm<typename Config::emb_dim> norm2{Config::rms_norm_eps};
 
     /// Draws `att` and `ff` from `gen` in the book's order (the norms start at ones).
-    explicit llama_block(torch::generator& gen = torch::default_generator()) : att(false, false, gen), ff(gen) {}
+    explicit llama_block(torch::generator& gen = torch::default_generator())
+        : att(qk_norm_of<Config>(), false, gen), ff(gen) {}
     /// Allocates the weights without drawing them, for weights that will be loaded.
-    explicit llama_block(skip_init_t) : att(skip_init), ff(skip_init) {}
+    explicit llama_block(skip_init_t) : att(skip_init, qk_norm_of<Config>()), ff(skip_init) {}
 
     /// The forward pass, the book's `forward(x, mask, cos, sin)` with the causal mask.
     template <class L, Axis... X>
@@ -214,6 +215,15 @@ private:
         return {{((void)I, block_type(gen))...}};
     }
 };
+
+/// The book's Qwen3 model (rasbt/LLMs-from-scratch ch05/11_qwen3, `Qwen3Model`): the Llama 3 layout with
+/// QK-norm, so `llama_model` of a configuration with `qk_norm = true` (`qwen3_0_6b`, or one of another size).
+///
+/// Shapes, errors and what is thrown: as `llama_model`. Source: the book's `Qwen3Model` and
+/// `TransformerBlock` (`q_norm`, `k_norm` RMSNorms over `head_dim`, eps 1e-6).
+/// Example: `shaped::nn::qwen3_model<shaped::nn::qwen3_0_6b> model(shaped::nn::skip_init);`
+template <LlamaConfig Config>
+using qwen3_model = llama_model<Config>;
 
 }  // namespace shaped::nn
 

@@ -216,11 +216,12 @@ class MultiHeadLatentAttention(nn.Module):
 
 class LlamaBlock(nn.Module):
     """The book's Llama 3.2 TransformerBlock (standalone-llama32): x + att(norm1(x)), then h + ff(norm2(h));
-    att, ff, norm1, norm2 created in that order."""
+    att, ff, norm1, norm2 created in that order. With cfg["qk_norm"], Qwen3's block (ch05/11_qwen3)."""
 
     def __init__(self, cfg):
         super().__init__()
-        self.att = GroupedQueryAttention(cfg["emb_dim"], cfg["n_heads"], cfg["n_kv_groups"], cfg["head_dim"])
+        self.att = GroupedQueryAttention(cfg["emb_dim"], cfg["n_heads"], cfg["n_kv_groups"], cfg["head_dim"],
+                                         qk_norm=cfg.get("qk_norm", False))
         self.ff = FeedForward(cfg["emb_dim"], cfg["hidden_dim"], "silu")
         self.norm1 = RMSNorm(cfg["emb_dim"], eps=cfg["rms_norm_eps"])
         self.norm2 = RMSNorm(cfg["emb_dim"], eps=cfg["rms_norm_eps"])
