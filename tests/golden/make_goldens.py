@@ -335,13 +335,23 @@ def make_chapter4(h):
 
 
 # [py_save_safetensors]
-def save_safetensors(path, tensors):
-    """Writes {name: float32 tensor} as a safetensors file: an 8-byte little-endian header length, the JSON
-    header (padded with spaces to a multiple of 8), then each tensor's bytes in order."""
+def tensor_bytes(t, dtype):
+    """A tensor's bytes, little-endian, as `dtype` ("F32", "F16" or "BF16") stores it."""
+    t = t.detach().contiguous()
+    if dtype == "F32":
+        return t.to(torch.float32).numpy().astype("<f4").tobytes()
+    if dtype == "F16":
+        return t.to(torch.float16).numpy().astype("<f2").tobytes()
+    return t.to(torch.bfloat16).view(torch.int16).numpy().astype("<i2").tobytes()
+
+
+def save_safetensors(path, tensors, dtype="F32"):
+    """Writes {name: float tensor} as a safetensors file of `dtype` elements: an 8-byte little-endian header
+    length, the JSON header (padded with spaces to a multiple of 8), then each tensor's bytes in order."""
     header, offset, blobs = {}, 0, []
     for name, t in tensors.items():
-        b = t.detach().contiguous().to(torch.float32).numpy().astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(b)]}
+        b = tensor_bytes(t, dtype)
+        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [offset, offset + len(b)]}
         offset += len(b)
         blobs.append(b)
     text = json.dumps(header, separators=(",", ":"))
@@ -468,6 +478,61 @@ def make_prompt_lengths():
         with contextlib.redirect_stdout(out):
             program["main"](n)
         (out_dir / f"{n}.out").write_text(out.getvalue())
+
+
+def hf_key(name):
+    """The Hugging Face key (LlamaForCausalLM, Qwen3ForCausalLM) of the reference model's parameter."""
+    block = {"att.W_query.weight": "self_attn.q_proj.weight", "att.W_key.weight": "self_attn.k_proj.weight",
+             "att.W_value.weight": "self_attn.v_proj.weight", "att.out_proj.weight": "self_attn.o_proj.weight",
+             "att.q_norm.scale": "self_attn.q_norm.weight", "att.k_norm.scale": "self_attn.k_norm.weight",
+             "ff.fc1.weight": "mlp.gate_proj.weight", "ff.fc2.weight": "mlp.up_proj.weight",
+             "ff.fc3.weight": "mlp.down_proj.weight", "norm1.scale": "input_layernorm.weight",
+             "norm2.scale": "post_attention_layernorm.weight"}
+    top = {"tok_emb.weight": "model.embed_tokens.weight", "final_norm.scale": "model.norm.weight",
+           "out_head.weight": "lm_head.weight"}
+    if name in top:
+        return top[name]
+    _, layer, rest = name.split(".", 2)
+    return f"model.layers.{layer}.{block[rest]}"
+
+
+def write_hf_checkpoint(folder, model, cfg, dtype, shards):
+    """`model` as save_pretrained writes it: config.json with Hugging Face's field names, the weights under
+    their keys (a tied lm_head left out), in one file or `shards` files with model.safetensors.index.json."""
+    folder.mkdir(parents=True, exist_ok=True)
+    qwen = cfg.get("qk_norm", False)
+    config = {"architectures": ["Qwen3ForCausalLM" if qwen else "LlamaForCausalLM"],
+              "model_type": "qwen3" if qwen else "llama", "vocab_size": cfg["vocab_size"],
+              "max_position_embeddings": cfg["context_length"], "hidden_size": cfg["emb_dim"],
+              "num_attention_heads": cfg["n_heads"], "num_key_value_heads": cfg["n_kv_groups"],
+              "head_dim": cfg["head_dim"], "intermediate_size": cfg["hidden_dim"], "num_hidden_layers": cfg["n_layers"],
+              "rope_theta": cfg["rope_base"], "rms_norm_eps": cfg["rms_norm_eps"],
+              "tie_word_embeddings": cfg["tie_word_embeddings"], "hidden_act": "silu", "attention_bias": False,
+              "torch_dtype": {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[dtype]}
+    if cfg["rope_freq"] is None:
+        config["rope_scaling"] = None
+    else:
+        f = cfg["rope_freq"]
+        config["rope_scaling"] = {"factor": f["factor"], "low_freq_factor": f["low_freq_factor"],
+                                  "high_freq_factor": f["high_freq_factor"],
+                                  "original_max_position_embeddings": f["original_context_length"], "rope_type": "llama3"}
+    (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    tensors = {hf_key(k): v for k, v in model.state_dict().items()
+               if not (k == "out_head.weight" and cfg["tie_word_embeddings"])}
+    if shards == 1:
+        save_safetensors(folder / "model.safetensors", tensors, dtype)
+        return
+    keys = list(tensors)
+    per = (len(keys) + shards - 1) // shards
+    weight_map = {}
+    for i in range(shards):
+        name = f"model-{i + 1:05d}-of-{shards:05d}.safetensors"
+        part = {k: tensors[k] for k in keys[i * per:(i + 1) * per]}
+        save_safetensors(folder / name, part, dtype)
+        weight_map.update({k: name for k in part})
+    index = {"metadata": {"total_size": sum(len(tensor_bytes(t, dtype)) for t in tensors.values())},
+             "weight_map": weight_map}
+    (folder / "model.safetensors.index.json").write_text(json.dumps(index, indent=2) + "\n")
 
 
 def make_modern(h):
@@ -670,6 +735,16 @@ def make_modern(h):
                      "through the KV caches, logits concatenated")
             h.tensor(f"llama_{seed}_parameters", torch.tensor([sum(p.numel() for p in model.parameters())]),
                      "sum(p.numel() for p in model.parameters()): tied weights once")
+            # The same model as a Hugging Face checkpoint folder (tests/golden/llama/): 101 in F32, one file; 102 in
+            # BF16, two shards and their index; 103 (Qwen3) in F16. The logits of the weights as stored.
+            dtype, shards = {101: ("F32", 1), 102: ("BF16", 2), 103: ("F16", 1)}[seed]
+            write_hf_checkpoint(HERE / "llama" / f"{seed}_{dtype.lower()}", model, cfg, dtype, shards)
+            stored = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}[dtype]
+            with torch.no_grad():
+                for prm in model.parameters():
+                    prm.copy_(prm.to(stored).to(torch.float32))
+            h.tensor(f"llama_{seed}_{dtype.lower()}_logits", model(ids),
+                     f"model(ids) with its weights as the {dtype} checkpoint stores them (llama/{seed}_{dtype.lower()}/)")
 
 
 PARTS = ["programs", "ops", "random", "modules", "chapter4", "weights", "modern"]

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -13,6 +16,8 @@
 #include "golden/modern_goldens.hpp"
 #include "sequences.hpp"
 
+#include <shaped/io/llama_weights.hpp>
+#include <shaped/nn/generate.hpp>
 #include <shaped/nn/llama_model.hpp>
 
 namespace {
@@ -160,8 +165,114 @@ TEST_CASE("llama_model: greedy generation gives the same ids with the KV caches 
         REQUIRE(uncached.shape.extent(1) == 24);
         CHECK(std::vector<std::int64_t>(uncached.data(), uncached.data() + 48) ==
               std::vector<std::int64_t>(cached.data(), cached.data() + cached.numel()));
+        // The book's sampling with the caches and without: the same draws (temperature 25: the random model's logits
+        // are far apart, and a lower one draws the greedy ids).
+        torch::manual_seed(5);
+        const auto sampled = nn::generate(model, idx, 24 - prompt, 24, 25.0f, 20);
+        torch::manual_seed(5);
+        const auto sampled_cached = nn::generate_cached(model, idx, 24 - prompt, 25.0f, 20);
+        CHECK(std::vector<std::int64_t>(sampled.data(), sampled.data() + sampled.numel()) ==
+              std::vector<std::int64_t>(sampled_cached.data(), sampled_cached.data() + sampled_cached.numel()));
+        CHECK(std::vector<std::int64_t>(sampled.data(), sampled.data() + sampled.numel()) !=
+              std::vector<std::int64_t>(uncached.data(), uncached.data() + uncached.numel()));
         // Past the context: refused before any work, naming the bound.
         CHECK(test::thrown<shaped::shape_error>([&] { (void)nn::generate_text_simple_cached(model, idx, 26 - prompt); })
                   .find("(context_length)") != std::string::npos);
     }
+}
+
+namespace {
+
+const std::filesystem::path checkpoints = std::filesystem::path(SHAPED_GOLDEN_DIR) / "llama";
+
+// A copy of a checkpoint folder in the temporary directory, removed at the end of the test, with one file's
+// text replaced.
+struct edited_checkpoint {
+    std::filesystem::path dir;
+    edited_checkpoint(const std::string& from, const std::string& file, const std::string& old_text,
+                      const std::string& new_text)
+        : dir(std::filesystem::temp_directory_path() / ("shaped_test_llama_" + from)) {
+        std::filesystem::remove_all(dir);
+        std::filesystem::copy(checkpoints / from, dir);
+        std::ifstream in(dir / file);
+        std::string text{std::istreambuf_iterator<char>(in), {}};
+        const auto at = text.find(old_text);
+        REQUIRE(at != std::string::npos);
+        text.replace(at, old_text.size(), new_text);
+        std::ofstream(dir / file, std::ios::trunc) << text;
+    }
+    ~edited_checkpoint() { std::filesystem::remove_all(dir); }
+};
+
+}  // namespace
+
+TEST_CASE("load_llama_weights: Hugging Face checkpoints in F32, in BF16 shards, and a Qwen3 in F16, give the book's logits") {
+    {
+        nn::llama_model<tied_cfg> model(nn::skip_init);
+        shaped::io::load_llama_weights(model, shaped::io::hf_checkpoint(checkpoints / "101_f32"));
+        CHECK(test::max_abs_diff(model(ids_of<tied_cfg>(golden::llama_101_ids)), golden::llama_101_f32_logits) <= 1e-4);
+    }
+    {
+        const shaped::io::hf_checkpoint ck(checkpoints / "102_bf16");
+        CHECK(ck.files().size() == 2);
+        CHECK(*ck.config_value("rope_scaling.rope_type") == "llama3");
+        nn::llama_model<untied_cfg> model(nn::skip_init);
+        shaped::io::load_llama_weights(model, ck);
+        const auto logits = model(ids_of<untied_cfg>(golden::llama_102_ids));
+        CHECK(test::max_abs_diff(logits, golden::llama_102_bf16_logits) <= 1e-4);
+        CHECK(test::max_abs_diff(logits, golden::llama_102_logits) > 1e-4);  // the weights were rounded to BF16
+    }
+    {
+        nn::qwen3_model<qwen_cfg> model(nn::skip_init);
+        shaped::io::load_llama_weights(model, shaped::io::hf_checkpoint(checkpoints / "103_f16"));
+        CHECK(test::max_abs_diff(model(ids_of<qwen_cfg>(golden::llama_103_ids)), golden::llama_103_f16_logits) <= 1e-4);
+    }
+}
+
+TEST_CASE("load_llama_weights refuses a config.json that differs from the type, naming each field, and bad indexes") {
+    using shaped::io::file_error;
+    const shaped::io::hf_checkpoint ck(checkpoints / "101_f32");
+    {
+        nn::llama_model<untied_cfg> other(nn::skip_init);
+        const std::string message = test::thrown<file_error>([&] { shaped::io::load_llama_weights(other, ck); });
+        CHECK(message.find("config.json: does not match the compiled configuration: ") != std::string::npos);
+        CHECK(message.find("head_dim is 8 in the file, 12 in the type") != std::string::npos);
+        CHECK(message.find("num_hidden_layers is 2 in the file, 3 in the type") != std::string::npos);
+        CHECK(message.find("tie_word_embeddings is true in the file, false in the type") != std::string::npos);
+        nn::qwen3_model<qwen_cfg> qwen(nn::skip_init);
+        CHECK(test::thrown<file_error>([&] { shaped::io::load_llama_weights(qwen, ck); })
+                  .find("model_type is llama in the file, qwen3 in the type") != std::string::npos);
+    }
+    {
+        const edited_checkpoint edited("101_f32", "config.json", "\"rope_theta\": 500000.0", "\"rope_theta\": 10000.0");
+        nn::llama_model<tied_cfg> model;
+        const auto before = model(ids_of<tied_cfg>(golden::llama_101_ids));
+        CHECK(test::thrown<file_error>([&] { shaped::io::load_llama_weights(model, shaped::io::hf_checkpoint(edited.dir)); })
+                  .find("rope_theta is 10000.0 in the file, 500000 in the type") != std::string::npos);
+        CHECK(shaped::max_abs_diff(model(ids_of<tied_cfg>(golden::llama_101_ids)), before) == 0);  // all or nothing
+    }
+    {
+        const edited_checkpoint edited("102_bf16", "model.safetensors.index.json", "\"model.norm.weight\": \"model-00002",
+                                       "\"model.norm.weight\": \"../model-00002");
+        CHECK(test::thrown<file_error>([&] { (void)shaped::io::hf_checkpoint(edited.dir); })
+                  .find("gives model.norm.weight to \"../model-00002-of-00002.safetensors\", which is not a file name") !=
+              std::string::npos);
+    }
+    {
+        const edited_checkpoint edited("102_bf16", "model.safetensors.index.json", "\"model.norm.weight\": \"model-00002",
+                                       "\"model.norm.weight\": \"model-00001");
+        CHECK(test::thrown<file_error>([&] { (void)shaped::io::hf_checkpoint(edited.dir); })
+                  .find("holds no tensor model.norm.weight, which the index gives to it") != std::string::npos);
+    }
+}
+
+TEST_CASE("Llama 3.2 1B's config.json matches llama32_1b field by field, and not Qwen3's configuration") {
+    std::ifstream in(std::filesystem::path(SHAPED_GOLDEN_DIR) / ".." / "fuzz" / "corpus" / "hf_config" / "llama32_1b.json");
+    const std::string text{std::istreambuf_iterator<char>(in), {}};
+    const auto config = shaped::io::hf_checkpoint::flat_json(text, "config.json");
+    CHECK(config.at("rope_scaling.original_max_position_embeddings") == "8192");
+    CHECK(config.at("eos_token_id") == "128001");
+    CHECK(shaped::io::detail::llama_config_problems<nn::llama32_1b>(config).empty());
+    const auto qwen = shaped::io::detail::llama_config_problems<nn::qwen3_0_6b>(config);
+    CHECK(std::find(qwen.begin(), qwen.end(), "hidden_size is 2048 in the file, 1024 in the type") != qwen.end());
 }

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <set>
+#include <span>
 #include <string>
+#include <utility>
 #include <type_traits>
 #include <vector>
 
@@ -27,6 +29,44 @@ inline std::string key_list(const std::vector<std::string>& keys) {
     for (std::size_t i = 0; i < shown; ++i) s += (i ? ", \"" : "\"") + keys[i] + "\"";
     if (keys.size() > shown) s += " and " + std::to_string(keys.size() - shown) + " more";
     return s;
+}
+
+// The strict load of `module` from `files` (one, or a checkpoint's shards), each parameter under the key
+// `key_of(name)` gives its state_dict name: every parameter found, every key of every file a parameter or a
+// buffer, dtypes and extents checked for all before any is copied. Errors name `where` (a file or a folder).
+template <nn::Module M, class KeyOf>
+void load_mapped(M& module, std::span<const safetensors_file* const> files, KeyOf key_of, const std::string& reader,
+                 const std::string& where) {
+    auto find = [&](const std::string& key) -> std::pair<const safetensors_file*, const safetensors_entry*> {
+        for (const safetensors_file* f : files)
+            if (const safetensors_entry* e = f->find(key)) return {f, e};
+        return {nullptr, nullptr};
+    };
+    std::vector<std::string> missing, unexpected;
+    std::set<std::string> known;
+    nn::for_each_parameter(module, "", [&](const std::string& name, auto& t, nn::entry_kind kind) {
+        const std::string key = key_of(name);
+        known.insert(key);
+        if (const auto [f, e] = find(key); e)
+            f->template check_dtype<typename std::remove_cvref_t<decltype(t)>::value_type>(*e);
+        else if (kind == nn::entry_kind::parameter)
+            missing.push_back(key);
+    });
+    for (const safetensors_file* f : files)
+        for (const auto& e : f->entries())
+            if (!known.count(e.name)) unexpected.push_back(e.name);
+    if (!missing.empty() || !unexpected.empty()) {
+        std::string problem = "the keys do not match the module's";
+        if (!missing.empty()) problem += "; missing key(s): " + key_list(missing);
+        if (!unexpected.empty()) problem += "; unexpected key(s): " + key_list(unexpected);
+        throw file_error(reader, where, problem);
+    }
+    nn::for_each_parameter(module, "", [&](const std::string& name, auto& t, nn::entry_kind) {
+        if (const auto [f, e] = find(key_of(name)); e) f->check_extents(*e, t.shape.sizes(), t.shape.text());
+    });
+    nn::for_each_parameter(module, "", [&](const std::string& name, auto& t, nn::entry_kind) {
+        if (const auto [f, e] = find(key_of(name)); e) f->read(*e, t);
+    });
 }
 
 }  // namespace detail
@@ -50,29 +90,8 @@ inline std::string key_list(const std::vector<std::string>& keys) {
 /// Example: `shaped::nn::gpt_model<cfg> model(shaped::nn::skip_init);  io::load_state_dict(model, io::safetensors_file("model.safetensors"));`
 template <nn::Module M>
 void load_state_dict(M& module, const safetensors_file& file) {
-    std::vector<std::string> missing, unexpected;
-    std::set<std::string> known;
-    nn::for_each_parameter(module, "", [&](const std::string& name, auto& t, nn::entry_kind kind) {
-        known.insert(name);
-        if (const auto* e = file.find(name))
-            file.check_dtype<typename std::remove_cvref_t<decltype(t)>::value_type>(*e);
-        else if (kind == nn::entry_kind::parameter)
-            missing.push_back(name);
-    });
-    for (const auto& e : file.entries())
-        if (!known.count(e.name)) unexpected.push_back(e.name);
-    if (!missing.empty() || !unexpected.empty()) {
-        std::string problem = "the keys do not match the module's";
-        if (!missing.empty()) problem += "; missing key(s): " + detail::key_list(missing);
-        if (!unexpected.empty()) problem += "; unexpected key(s): " + detail::key_list(unexpected);
-        throw file_error("load_state_dict", file.path(), problem);
-    }
-    nn::for_each_parameter(module, "", [&](const std::string& name, auto& t, nn::entry_kind) {
-        if (const auto* e = file.find(name)) file.check_extents(*e, t.shape.sizes(), t.shape.text());
-    });
-    nn::for_each_parameter(module, "", [&](const std::string& name, auto& t, nn::entry_kind) {
-        if (const auto* e = file.find(name)) file.read(*e, t);
-    });
+    const safetensors_file* files[] = {&file};
+    detail::load_mapped(module, files, [](const std::string& name) { return name; }, "load_state_dict", file.path());
 }
 
 /// Writes every parameter and buffer of `module` to `path`, under PyTorch's `state_dict()` names, as F32.

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -22,8 +23,51 @@
 #include "../tensor.hpp"
 #include "../torch/generator.hpp"
 #include "../torch/multinomial.hpp"
+#include "kv_cache.hpp"
 
 namespace shaped::nn {
+
+namespace detail {
+
+// The book's checks of generate's arguments: temperature 0 (greedy) or more, top_k within the vocabulary.
+template <Axis Vocab>
+void check_sampling(float temperature, std::optional<std::size_t> top_k) {
+    if (!(temperature >= 0.0f))
+        throw std::invalid_argument("shaped::nn::generate: temperature must be 0 (greedy) or more, got " +
+                                    std::to_string(temperature));
+    if (top_k && (*top_k == 0 || *top_k > Vocab::extent))
+        throw shape_error("generate(model, idx, max_new_tokens, context_size, temperature, top_k)",
+                          "1 <= top_k <= " + std::to_string(Vocab::extent) + " (" + axis_name<Vocab>() + ")",
+                          "top_k = " + std::to_string(*top_k));
+}
+
+// The book's choice of the next ids from the last position's logits `(batch, vocab)`: top-k filtering, then
+// a draw from the softmax at `temperature`, or the argmax at 0. `(batch, reduced<vocab>)`.
+template <Axis Vocab, class Logits>
+auto next_ids(Logits logits, float temperature, std::optional<std::size_t> top_k, torch::generator& gen) {
+    if (top_k) {
+        auto top = topk<Vocab>(logits, *top_k);
+        auto min_val = std::move(top.values).template select<shaped::top_k<Vocab>>(-1);  // top_logits[:, -1], (batch)
+        logits = where(logits < std::move(min_val).template unsqueeze<-1>(), -std::numeric_limits<float>::infinity(),
+                       logits);
+    }
+    if (temperature > 0.0f) {
+        logits = logits / temperature;
+        logits = logits - logits.template max<-1>(keepdim);
+        return torch::multinomial(softmax<-1>(std::move(logits)), gen);  // (batch, reduced<vocab>)
+    }
+    return logits.template argmax<-1>(keepdim);
+}
+
+// Whether every id of `ids` is `id` (the book's `if idx_next == eos_id`).
+template <class Ids>
+bool all_are(const Ids& ids, std::int64_t id) {
+    for (std::size_t b = 0; b < ids.numel(); ++b)
+        if (ids.data()[b] != id) return false;
+    return true;
+}
+
+}  // namespace detail
 
 /// `max_new_tokens` times: the model's logits for the last position of the last `context_size` tokens; with
 /// `top_k`, every logit below the `top_k`-th largest of its row set to `-inf`; with `temperature > 0`, the
@@ -59,36 +103,56 @@ tensor<std::int64_t, Batch, Seq> generate(const Model& model, tensor<std::int64_
                           "context_size <= " + std::to_string(tokens::bound) + " (the bound of the model's " +
                               axis_name<tokens>() + ")",
                           "context_size = " + std::to_string(context_size));
-    if (!(temperature >= 0.0f))
-        throw std::invalid_argument("shaped::nn::generate: temperature must be 0 (greedy) or more, got " +
-                                    std::to_string(temperature));
-    if (top_k && (*top_k == 0 || *top_k > vocab::extent))
-        throw shape_error("generate(model, idx, max_new_tokens, context_size, temperature, top_k)",
-                          "1 <= top_k <= " + std::to_string(vocab::extent) + " (" + axis_name<vocab>() + ")",
-                          "top_k = " + std::to_string(*top_k));
+    detail::check_sampling<vocab>(temperature, top_k);
     for (std::size_t step = 0; step < max_new_tokens; ++step) {
         auto idx_cond = last<Seq, tokens>(idx, context_size);                // idx[:, -context_size:]
         auto logits = model(idx_cond, gen).template select<tokens>(-1);      // logits[:, -1, :], (batch, vocab)
-        if (top_k) {
-            auto top = topk<vocab>(logits, *top_k);
-            auto min_val = std::move(top.values).template select<shaped::top_k<vocab>>(-1);  // top_logits[:, -1], (batch)
-            logits = where(logits < std::move(min_val).template unsqueeze<-1>(),
-                           -std::numeric_limits<float>::infinity(), logits);
-        }
-        auto idx_next = [&] {
-            if (temperature > 0.0f) {
-                logits = logits / temperature;
-                logits = logits - logits.template max<-1>(keepdim);
-                return torch::multinomial(softmax<-1>(std::move(logits)), gen);  // (batch, reduced<vocab>)
-            }
-            return logits.template argmax<-1>(keepdim);
-        }();
-        if (eos_id) {
-            bool all_eos = true;
-            for (std::size_t b = 0; b < idx_next.numel(); ++b) all_eos = all_eos && idx_next.data()[b] == *eos_id;
-            if (all_eos) break;
-        }
+        auto idx_next = detail::next_ids<vocab>(std::move(logits), temperature, top_k, gen);
+        if (eos_id && detail::all_are(idx_next, *eos_id)) break;
         idx = cat<1>(hana::make_tuple(std::move(idx), std::move(idx_next)));  // torch.cat((idx, idx_next), dim=1)
+    }
+    return idx;
+}
+
+/// `generate` with the KV cache: the prompt once, then each new id alone, chosen as `generate` chooses it
+/// (top-k, temperature, `eos_id`), drawing from `gen` as it draws.
+///
+/// Shapes: as `generate`; the model needs the cached call `model(ids, use_cache, gen)` and
+/// `reset_kv_cache()` (`gpt_model`, `llama_model`). Gives the ids `generate` gives with `context_size` the
+/// context, as long as the sequence fits it (to float rounding of the logits: a draw that falls on the edge
+/// between two ids may differ). Errors: compile time, a static `seq`. Thrown: as `generate`, and
+/// `shape_error` when the prompt and the new ids together exceed `context_length` (the cache does not crop:
+/// refused before any work).
+/// Source: the book's `generate` (chapter 5) over its KV-cache models (ch04/03_kv-cache, and the caches of
+/// standalone-llama32 and ch05/11_qwen3).
+/// Example: `auto out = shaped::nn::generate_cached(model, ids, 15, 1.4f, 25);`
+template <class Model, Axis Batch, Axis Seq>
+tensor<std::int64_t, Batch, Seq> generate_cached(Model& model, tensor<std::int64_t, Batch, Seq> idx,
+                                                 std::size_t max_new_tokens, float temperature = 0.0f,
+                                                 std::optional<std::size_t> top_k = {},
+                                                 std::optional<std::int64_t> eos_id = {},
+                                                 torch::generator& gen = torch::default_generator()) {
+    static_assert(DynamicAxis<Seq>, "shaped::nn::generate_cached: the sequence axis grows, so it is a run-time axis "
+                                    "(shaped::dynamic_axis)");
+    using tokens = typename Model::config::num_tokens;
+    using vocab = typename Model::config::vocab_size;
+    constexpr std::size_t context = Model::context_length::extent;
+    detail::check_sampling<vocab>(temperature, top_k);
+    const std::size_t prompt = idx.shape.extent(1);
+    if (prompt + max_new_tokens > context + 1)  // the last new id is never fed back
+        throw shape_error("generate_cached(model, idx, max_new_tokens, ...)",
+                          "prompt + max_new_tokens - 1 <= " + std::to_string(context) + " (context_length)",
+                          std::to_string(prompt) + " + " + std::to_string(max_new_tokens) + " - 1");
+    model.eval();
+    model.reset_kv_cache();
+    if (max_new_tokens == 0) return idx;
+    auto logits = model(last<Seq, tokens>(idx, context), use_cache, gen).template select<tokens>(-1);
+    for (std::size_t step = 0;; ++step) {
+        auto next = detail::next_ids<vocab>(std::move(logits), temperature, top_k, gen);  // (batch, reduced<vocab>)
+        if (eos_id && detail::all_are(next, *eos_id)) break;
+        idx = cat<1>(hana::make_tuple(std::move(idx), next));
+        if (step + 1 == max_new_tokens) break;
+        logits = model(std::move(next).template rename<Batch, tokens>(), use_cache, gen).template select<tokens>(-1);
     }
     return idx;
 }
