@@ -52,11 +52,20 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("exe")
     parser.add_argument("expected", nargs="*")
-    parser.add_argument("--args", nargs="+", default=[])
+    parser.add_argument("--args", nargs="+", default=[],
+                        help="the program's arguments; ones that begin with '-' (its own flags) are taken as they are, "
+                             "up to --fails-with or --rtol")
     parser.add_argument("--fails-with")
     parser.add_argument("--rtol", type=float, default=0.0,
                         help="numbers with a decimal point may differ by this much relative to the expected one")
-    a = parser.parse_args()
+    # argparse would take a program's flag after --args (--model) for one of its own: set them apart first.
+    argv, program_args = sys.argv[1:], []
+    if "--args" in argv:
+        at = argv.index("--args")
+        end = next((i for i in range(at + 1, len(argv)) if argv[i] in ("--fails-with", "--rtol")), len(argv))
+        program_args, argv = argv[at + 1:end], argv[:at] + argv[end:]
+    a = parser.parse_args(argv)
+    a.args = program_args
     proc = subprocess.run([a.exe, *a.args], capture_output=True, text=True)
     name = " ".join([pathlib.Path(a.exe).name, *a.args])
     if a.fails_with is not None:

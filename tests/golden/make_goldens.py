@@ -480,6 +480,24 @@ def make_prompt_lengths():
         (out_dir / f"{n}.out").write_text(out.getvalue())
 
 
+def book_generate(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=None):
+    """The book's generate (chapter 5) without eos_id: top-k filtering, then a draw at `temperature` or the
+    argmax."""
+    for _ in range(max_new_tokens):
+        with torch.no_grad():
+            logits = model(idx[:, -context_size:])[:, -1, :]
+        if top_k is not None:
+            top_logits, _ = torch.topk(logits, top_k)
+            logits = torch.where(logits < top_logits[:, -1], torch.tensor(float("-inf")), logits)
+        if temperature > 0.0:
+            probs = torch.softmax(logits / temperature, dim=-1)
+            idx_next = torch.multinomial(probs, num_samples=1)
+        else:
+            idx_next = torch.argmax(logits, dim=-1, keepdim=True)
+        idx = torch.cat((idx, idx_next), dim=1)
+    return idx
+
+
 def hf_key(name):
     """The Hugging Face key (LlamaForCausalLM, Qwen3ForCausalLM) of the reference model's parameter."""
     block = {"att.W_query.weight": "self_attn.q_proj.weight", "att.W_key.weight": "self_attn.k_proj.weight",
@@ -670,6 +688,15 @@ def make_modern(h):
         h.tensor("swa_98_cached", torch.cat(outs, dim=1), "the same swa and x in chunks of 100, 1, 1, 98 and 100 "
                  "tokens through the book's sliding-window cache, outputs concatenated")
 
+        # A folder that examples/generate must refuse: 101's weights under a config.json of 5 layers, which no
+        # compiled configuration has.
+        unsupported = HERE / "llama" / "unsupported"
+        unsupported.mkdir(parents=True, exist_ok=True)
+        (unsupported / "model.safetensors").write_bytes((HERE / "llama" / "101_f32" / "model.safetensors").read_bytes())
+        config = json.loads((HERE / "llama" / "101_f32" / "config.json").read_text())
+        config["num_hidden_layers"] = 5
+        (unsupported / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+
         # Masks: the book's sliding-window mask (5 queries after 4 cached tokens, window 3), SDPA with a bool
         # attn_mask (True = may attend) and with a float one, and causal attention within a window of 4 over
         # a cache of 6 earlier keys, on the math path.
@@ -745,6 +772,14 @@ def make_modern(h):
                     prm.copy_(prm.to(stored).to(torch.float32))
             h.tensor(f"llama_{seed}_{dtype.lower()}_logits", model(ids),
                      f"model(ids) with its weights as the {dtype} checkpoint stores them (llama/{seed}_{dtype.lower()}/)")
+            # What examples/generate prints for the checkpoint: 6 new ids after [1, 2, 3, 4], greedy, and sampled
+            # by the book's generate (temperature 25, top-k 20) after torch.manual_seed(123).
+            folder = HERE / "llama" / f"{seed}_{dtype.lower()}"
+            prompt = torch.tensor([[1, 2, 3, 4]])
+            (folder / "generate.out").write_text(str(book_generate(model, prompt, 6, 24)) + "\n")
+            torch.manual_seed(123)
+            (folder / "generate_sampled.out").write_text(
+                str(book_generate(model, prompt, 6, 24, temperature=25.0, top_k=20)) + "\n")
 
 
 PARTS = ["programs", "ops", "random", "modules", "chapter4", "weights", "modern"]
