@@ -37,6 +37,7 @@ PAGES = [
     ("12-faster-attention.html", "Faster attention", 2, 'class="md-nav', "FlashAttention"),
     ("book-map.html", "Reading alongside the book", 1, 'class="md-nav', "MultiHeadAttentionWrapper"),
     ("15-porting-from-pytorch.html", "Porting from PyTorch", 1, 'class="md-nav', "What has no equivalent yet"),
+    ("16-llama-and-qwen3.html", "Llama 3.2 and Qwen3", 4, 'class="md-nav', "load_llama_weights"),
     ("faq.html", "Questions a learner asks", 0, 'class="md-nav', "openai-community/gpt2"),
     ("api.html", "API reference", 0, 'class="md-nav', "Doxygen"),
     ("api/namespaceshaped.html", "shaped", 0, 'id="nav-tree"', "scaled_dot_product_attention"),

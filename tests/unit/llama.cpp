@@ -27,9 +27,11 @@ namespace nn = shaped::nn;
 
 // The book's figures for Llama 3.2 1B: 1,498,482,688 parameters with the output head counted apart, 1,235,814,400
 // unique (standalone-llama32's "Total number of unique parameters").
+// [counts]
 static_assert(nn::LlamaConfig<nn::llama32_1b>);
 static_assert(nn::llama_parameter_counts<nn::llama32_1b>().total == 1'498'482'688);
 static_assert(nn::llama_parameter_counts<nn::llama32_1b>().unique == 1'235'814'400);
+// [counts]
 
 // Qwen3 0.6B's: 751,632,384 and 596,049,920 (ch05/11_qwen3).
 static_assert(nn::LlamaConfig<nn::qwen3_0_6b> && nn::qk_norm_of<nn::qwen3_0_6b>() && !nn::qk_norm_of<nn::llama32_1b>());

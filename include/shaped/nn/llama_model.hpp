@@ -173,8 +173,9 @@ public:
     /// `module.eval()`: the model has no dropout; here so that the generation functions take it.
     void eval() noexcept {}
 
-    /// Under Hugging Face's names as the book's model has them: `tok_emb.weight`, `trf_blocks.N....`,
-    /// `final_norm.scale`, and `out_head.weight` unless tied.
+    /// Under the book's `state_dict()` names: `tok_emb.weight`, each block's (`trf_blocks.0.att.W_query.weight`
+    /// and so on), `final_norm.scale`, and `out_head.weight` unless tied (`io::load_llama_weights` maps them to
+    /// Hugging Face's).
     static constexpr auto parameters() {
         return parameter_list(submodule("tok_emb", &llama_model::tok_emb),
                               submodules("trf_blocks", &llama_model::trf_blocks),
