@@ -90,7 +90,8 @@ public:
 /// Shapes: ids `(batch, num_tokens)` (`std::int64_t`, `num_tokens` declared within `context_length`, static
 /// or run-time) to logits `(batch, num_tokens, vocab_size)`, float. A configuration of any size is a type
 /// (see `LlamaConfig`, `llama32_1b`). Errors: compile time, ids of another rank or a token axis not within
-/// `context_length`; a config that is not a `LlamaConfig`. Thrown: `shape_error` from the cache (more than
+/// `context_length`; a config that is not a `LlamaConfig`, or whose `num_tokens` is not declared within its
+/// `context_length`. Thrown: `shape_error` from the cache (more than
 /// `context_length` positions, another batch).
 /// Source: the book's `Llama3Model` (rasbt/LLMs-from-scratch ch05/07_gpt_to_llama, standalone-llama32):
 /// `tok_emb`, `trf_blocks`, `final_norm`, `out_head` created in that order, so that `torch::manual_seed`
@@ -111,6 +112,19 @@ public:
     using emb_dim = typename Config::emb_dim;
     /// One block.
     using block_type = llama_block<Config>;
+
+private:
+    // The config's num_tokens must be declared within its own context_length: a config derived from another
+    // with context_length replaced (the book runs Llama 3.2 at 8192) keeps the base's num_tokens.
+    static constexpr bool config_ok = shaped::detail::prefix_of<typename Config::num_tokens, context_length>();
+    static_assert(diag::expect<config_ok, shaped::detail::described<diag::tensor_axes, typename Config::num_tokens>,
+                               shaped::detail::described<diag::expected_axes, context_length>>,
+                  "shaped::nn::llama_model<Config>: Config::num_tokens is not declared within Config::context_length "
+                  "(a config derived from another with context_length replaced keeps the other's num_tokens); "
+                  "redeclare it in the config: struct num_tokens : shaped::dynamic_axis<\"num_tokens\", "
+                  "shaped::at_most<context_length>> {};");
+
+public:
 
     /// The token embeddings, `(vocab_size, emb_dim)`; with `tie_word_embeddings`, the output head too.
     embedding<vocab_size, emb_dim> tok_emb;
