@@ -499,13 +499,17 @@ def book_generate(model, idx, max_new_tokens, context_size, temperature=0.0, top
 
 
 def hf_key(name):
-    """The Hugging Face key (LlamaForCausalLM, Qwen3ForCausalLM) of the reference model's parameter."""
+    """The Hugging Face key (LlamaForCausalLM, Qwen3ForCausalLM, Gemma3ForCausalLM) of the reference model's
+    parameter."""
     block = {"att.W_query.weight": "self_attn.q_proj.weight", "att.W_key.weight": "self_attn.k_proj.weight",
              "att.W_value.weight": "self_attn.v_proj.weight", "att.out_proj.weight": "self_attn.o_proj.weight",
              "att.q_norm.scale": "self_attn.q_norm.weight", "att.k_norm.scale": "self_attn.k_norm.weight",
              "ff.fc1.weight": "mlp.gate_proj.weight", "ff.fc2.weight": "mlp.up_proj.weight",
              "ff.fc3.weight": "mlp.down_proj.weight", "norm1.scale": "input_layernorm.weight",
              "norm2.scale": "post_attention_layernorm.weight"}
+    for norm in ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                 "post_feedforward_layernorm"):
+        block[norm + ".scale"] = norm + ".weight"
     top = {"tok_emb.weight": "model.embed_tokens.weight", "final_norm.scale": "model.norm.weight",
            "out_head.weight": "lm_head.weight"}
     if name in top:
@@ -514,26 +518,44 @@ def hf_key(name):
     return f"model.layers.{layer}.{block[rest]}"
 
 
+def gemma_hf_config(cfg, dtype):
+    """Gemma3TextConfig's fields as save_pretrained writes them (google/gemma-3-270m's config.json)."""
+    return {"architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text", "vocab_size": cfg["vocab_size"],
+            "max_position_embeddings": cfg["context_length"], "hidden_size": cfg["emb_dim"],
+            "num_attention_heads": cfg["n_heads"], "num_key_value_heads": cfg["n_kv_groups"],
+            "head_dim": cfg["head_dim"], "intermediate_size": cfg["hidden_dim"], "num_hidden_layers": cfg["n_layers"],
+            "layer_types": cfg["layer_types"], "sliding_window": cfg["sliding_window"],
+            "rope_theta": cfg["rope_base"], "rope_local_base_freq": cfg["rope_local_base"], "rope_scaling": None,
+            "rms_norm_eps": cfg["rms_norm_eps"], "query_pre_attn_scalar": cfg["query_pre_attn_scalar"],
+            "tie_word_embeddings": cfg["tie_word_embeddings"], "hidden_activation": "gelu_pytorch_tanh",
+            "attention_bias": False, "attn_logit_softcapping": None, "final_logit_softcapping": None,
+            "use_bidirectional_attention": False,
+            "torch_dtype": {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[dtype]}
+
+
 def write_hf_checkpoint(folder, model, cfg, dtype, shards):
     """`model` as save_pretrained writes it: config.json with Hugging Face's field names, the weights under
     their keys (a tied lm_head left out), in one file or `shards` files with model.safetensors.index.json."""
     folder.mkdir(parents=True, exist_ok=True)
     qwen = cfg.get("qk_norm", False)
-    config = {"architectures": ["Qwen3ForCausalLM" if qwen else "LlamaForCausalLM"],
-              "model_type": "qwen3" if qwen else "llama", "vocab_size": cfg["vocab_size"],
-              "max_position_embeddings": cfg["context_length"], "hidden_size": cfg["emb_dim"],
-              "num_attention_heads": cfg["n_heads"], "num_key_value_heads": cfg["n_kv_groups"],
-              "head_dim": cfg["head_dim"], "intermediate_size": cfg["hidden_dim"], "num_hidden_layers": cfg["n_layers"],
-              "rope_theta": cfg["rope_base"], "rms_norm_eps": cfg["rms_norm_eps"],
-              "tie_word_embeddings": cfg["tie_word_embeddings"], "hidden_act": "silu", "attention_bias": False,
-              "torch_dtype": {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[dtype]}
-    if cfg["rope_freq"] is None:
-        config["rope_scaling"] = None
+    if "layer_types" in cfg:
+        config = gemma_hf_config(cfg, dtype)
     else:
-        f = cfg["rope_freq"]
-        config["rope_scaling"] = {"factor": f["factor"], "low_freq_factor": f["low_freq_factor"],
-                                  "high_freq_factor": f["high_freq_factor"],
-                                  "original_max_position_embeddings": f["original_context_length"], "rope_type": "llama3"}
+        config = {"architectures": ["Qwen3ForCausalLM" if qwen else "LlamaForCausalLM"],
+                  "model_type": "qwen3" if qwen else "llama", "vocab_size": cfg["vocab_size"],
+                  "max_position_embeddings": cfg["context_length"], "hidden_size": cfg["emb_dim"],
+                  "num_attention_heads": cfg["n_heads"], "num_key_value_heads": cfg["n_kv_groups"],
+                  "head_dim": cfg["head_dim"], "intermediate_size": cfg["hidden_dim"], "num_hidden_layers": cfg["n_layers"],
+                  "rope_theta": cfg["rope_base"], "rms_norm_eps": cfg["rms_norm_eps"],
+                  "tie_word_embeddings": cfg["tie_word_embeddings"], "hidden_act": "silu", "attention_bias": False,
+                  "torch_dtype": {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[dtype]}
+        if cfg["rope_freq"] is None:
+            config["rope_scaling"] = None
+        else:
+            f = cfg["rope_freq"]
+            config["rope_scaling"] = {"factor": f["factor"], "low_freq_factor": f["low_freq_factor"],
+                                      "high_freq_factor": f["high_freq_factor"],
+                                      "original_max_position_embeddings": f["original_context_length"], "rope_type": "llama3"}
     (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n")
     tensors = {hf_key(k): v for k, v in model.state_dict().items()
                if not (k == "out_head.weight" and cfg["tie_word_embeddings"])}
@@ -775,6 +797,51 @@ def make_modern(h):
             # What examples/generate prints for the checkpoint: 6 new ids after [1, 2, 3, 4], greedy, and sampled
             # by the book's generate (temperature 25, top-k 20) after torch.manual_seed(123).
             folder = HERE / "llama" / f"{seed}_{dtype.lower()}"
+            prompt = torch.tensor([[1, 2, 3, 4]])
+            (folder / "generate.out").write_text(str(book_generate(model, prompt, 6, 24)) + "\n")
+            torch.manual_seed(123)
+            (folder / "generate_sampled.out").write_text(
+                str(book_generate(model, prompt, 6, 24, temperature=25.0, top_k=20)) + "\n")
+
+
+        # Gemma 3 in small (the book's Gemma3Model): 104, 4 query heads on 2 key/value heads of 16 on a width of 32,
+        # 4 layers (local, local, global, local), a window of 4 (shorter than the 7-token ids), query_pre_attn_scalar
+        # 24 (not head_dim), tied, F32; 105, one key/value head (as 270M), head_dim 12, 3 layers (local, global,
+        # local), a window of 3, untied, BF16 in two shards. The norms' scales, zeros when created, are drawn
+        # after the model (randn * 0.3) so that (1 + scale) is not 1.
+        for seed, kv_heads, head_dim, types, window, qpas, tied in (
+                (104, 2, 16, ["sliding_attention", "sliding_attention", "full_attention", "sliding_attention"], 4, 24, True),
+                (105, 1, 12, ["sliding_attention", "full_attention", "sliding_attention"], 3, 12, False)):
+            cfg = {"vocab_size": 50, "context_length": 24, "emb_dim": 32, "n_heads": 4, "n_kv_groups": kv_heads,
+                   "head_dim": head_dim, "hidden_dim": 48, "n_layers": len(types), "layer_types": types,
+                   "sliding_window": window, "rope_base": 1_000_000.0, "rope_local_base": 10_000.0,
+                   "rms_norm_eps": 1e-6, "query_pre_attn_scalar": qpas, "tie_word_embeddings": tied}
+            torch.manual_seed(seed)
+            model = ref["Gemma3Model"](cfg)
+            for name, prm in model.named_parameters():
+                if name.endswith("scale"):
+                    prm.copy_(torch.randn(prm.shape) * 0.3)
+            ids = torch.randint(0, 50, (2, 7))
+            dtype, shards = {104: ("F32", 1), 105: ("BF16", 2)}[seed]
+            write_hf_checkpoint(HERE / "gemma" / f"{seed}_{dtype.lower()}", model, cfg, dtype, shards)
+            stored = {"F32": torch.float32, "BF16": torch.bfloat16}[dtype]
+            for prm in model.parameters():
+                prm.copy_(prm.to(stored).to(torch.float32))
+            what = (f"torch.manual_seed({seed}); model = Gemma3Model(vocab 50, context 24, emb 32, 4 heads on {kv_heads}, "
+                    f"head_dim {head_dim}, hidden 48, layer_types {types}, window {window}, query_pre_attn_scalar {qpas}, "
+                    f"tied={tied}); every norm's scale = randn * 0.3; the weights as the {dtype} checkpoint stores them "
+                    f"(gemma/{seed}_{dtype.lower()}/); ids = randint(0, 50, (2, 7))")
+            h.tensor(f"gemma_{seed}_ids", ids, what)
+            h.tensor(f"gemma_{seed}_logits", model(ids), "model(ids)")
+            caches, outs, pos = [{} for _ in types], [], 0
+            for n in (3, 1, 3):
+                outs.append(model(ids[:, pos:pos + n], pos, caches))
+                pos += n
+            h.tensor(f"gemma_{seed}_cached", torch.cat(outs, dim=1), "the same ids in chunks of 3, 1 and 3 tokens "
+                     "through the caches (the local layers' keep their window), logits concatenated")
+            h.tensor(f"gemma_{seed}_parameters", torch.tensor([sum(p.numel() for p in model.parameters())]),
+                     "sum(p.numel() for p in model.parameters()): tied weights once")
+            folder = HERE / "gemma" / f"{seed}_{dtype.lower()}"
             prompt = torch.tensor([[1, 2, 3, 4]])
             (folder / "generate.out").write_text(str(book_generate(model, prompt, 6, 24)) + "\n")
             torch.manual_seed(123)

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "check.hpp"
+#include "checkpoints.hpp"
 #include "golden/modern_goldens.hpp"
 #include "sequences.hpp"
 
@@ -187,25 +188,6 @@ namespace {
 
 const std::filesystem::path checkpoints = std::filesystem::path(SHAPED_GOLDEN_DIR) / "llama";
 
-// A copy of a checkpoint folder in the temporary directory, removed at the end of the test, with one file's
-// text replaced.
-struct edited_checkpoint {
-    std::filesystem::path dir;
-    edited_checkpoint(const std::string& from, const std::string& file, const std::string& old_text,
-                      const std::string& new_text)
-        : dir(std::filesystem::temp_directory_path() / ("shaped_test_llama_" + from)) {
-        std::filesystem::remove_all(dir);
-        std::filesystem::copy(checkpoints / from, dir);
-        std::ifstream in(dir / file);
-        std::string text{std::istreambuf_iterator<char>(in), {}};
-        const auto at = text.find(old_text);
-        REQUIRE(at != std::string::npos);
-        text.replace(at, old_text.size(), new_text);
-        std::ofstream(dir / file, std::ios::trunc) << text;
-    }
-    ~edited_checkpoint() { std::filesystem::remove_all(dir); }
-};
-
 }  // namespace
 
 TEST_CASE("load_llama_weights: Hugging Face checkpoints in F32, in BF16 shards, and a Qwen3 in F16, give the book's logits") {
@@ -246,7 +228,7 @@ TEST_CASE("load_llama_weights refuses a config.json that differs from the type, 
                   .find("model_type is llama in the file, qwen3 in the type") != std::string::npos);
     }
     {
-        const edited_checkpoint edited("101_f32", "config.json", "\"rope_theta\": 500000.0", "\"rope_theta\": 10000.0");
+        const test::edited_checkpoint edited(checkpoints / "101_f32", "config.json", "\"rope_theta\": 500000.0", "\"rope_theta\": 10000.0");
         nn::llama_model<tied_cfg> model;
         const auto before = model(ids_of<tied_cfg>(golden::llama_101_ids));
         CHECK(test::thrown<file_error>([&] { shaped::io::load_llama_weights(model, shaped::io::hf_checkpoint(edited.dir)); })
@@ -254,14 +236,14 @@ TEST_CASE("load_llama_weights refuses a config.json that differs from the type, 
         CHECK(shaped::max_abs_diff(model(ids_of<tied_cfg>(golden::llama_101_ids)), before) == 0);  // all or nothing
     }
     {
-        const edited_checkpoint edited("102_bf16", "model.safetensors.index.json", "\"model.norm.weight\": \"model-00002",
+        const test::edited_checkpoint edited(checkpoints / "102_bf16", "model.safetensors.index.json", "\"model.norm.weight\": \"model-00002",
                                        "\"model.norm.weight\": \"../model-00002");
         CHECK(test::thrown<file_error>([&] { (void)shaped::io::hf_checkpoint(edited.dir); })
                   .find("gives model.norm.weight to \"../model-00002-of-00002.safetensors\", which is not a file name") !=
               std::string::npos);
     }
     {
-        const edited_checkpoint edited("102_bf16", "model.safetensors.index.json", "\"model.norm.weight\": \"model-00002",
+        const test::edited_checkpoint edited(checkpoints / "102_bf16", "model.safetensors.index.json", "\"model.norm.weight\": \"model-00002",
                                        "\"model.norm.weight\": \"model-00001");
         CHECK(test::thrown<file_error>([&] { (void)shaped::io::hf_checkpoint(edited.dir); })
                   .find("holds no tensor model.norm.weight, which the index gives to it") != std::string::npos);

@@ -5,6 +5,7 @@
 /// `nn::grouped_query_attention`: the attention of Llama 3, Qwen3 and Gemma 3, fewer key/value heads than
 /// query heads, with RoPE, optional QK-norm and a grouped KV cache.
 
+#include <cmath>
 #include <cstddef>
 #include <optional>
 #include <tuple>
@@ -62,14 +63,15 @@ using window_or = typename window_or_t<W>::type;
 /// `qk_norm` as in ch05/11_qwen3 and pkg/llms_from_scratch/qwen3.py): W_query, W_key, W_value, out_proj
 /// without biases (`qkv_bias` adds them to the first three), q_norm and k_norm (RMSNorm over `head_dim`,
 /// eps 1e-6) under `qk_norm`; forward: the projections split into heads, the norms, RoPE, causal softmax
-/// attention over `sqrt(head_dim)`. Here the attention runs on the fused kernel of
+/// attention over `sqrt(head_dim)` (`scaling`, Gemma 3's `query_pre_attn_scalar ** -0.5` where it is set;
+/// `QkNormForm` is the QK-norms' form, `rms_form::one_plus_scale` in Gemma 3). Here the attention runs on the fused kernel of
 /// `scaled_dot_product_attention`, which reads each key/value head for its group in place (PyTorch's
 /// `enable_gqa=True`) instead of expanding them: the book's numbers to float rounding (≤ 1e-5 in the tests).
 /// The layers are drawn in the book's order: W_query, W_key, W_value, out_proj.
 /// Example: `shaped::nn::grouped_query_attention<emb_dim, num_heads, num_kv_heads, head_dim, context_length> att(true);`
 ///          `auto y = att(x, rope);`
 template <Axis DIn, Axis NumHeads, Axis NumKvHeads, Axis HeadDim, Axis ContextLength,
-          rope_layout Layout = rope_layout::split_halves, class Window = void>
+          rope_layout Layout = rope_layout::split_halves, class Window = void, rms_form QkNormForm = rms_form::scale>
 class grouped_query_attention {
     static_assert(StaticAxis<DIn> && StaticAxis<NumHeads> && StaticAxis<NumKvHeads> && StaticAxis<HeadDim> &&
                       StaticAxis<ContextLength>,
@@ -109,10 +111,14 @@ public:
     linear<DIn, kv_dim> W_value;
     /// `linear<d_out, DIn>`, no bias.
     linear<d_out, DIn> out_proj;
-    /// QK-norm: RMSNorm over `head_dim` of each query head, before RoPE; present under `qk_norm`.
-    std::optional<rms_norm<HeadDim>> q_norm;
+    /// QK-norm: RMSNorm over `head_dim` of each query head, before RoPE; present under `qk_norm`. Its form is
+    /// `QkNormForm` (Gemma 3's is `rms_form::one_plus_scale`).
+    std::optional<rms_norm<HeadDim, QkNormForm>> q_norm;
     /// The same for each key head.
-    std::optional<rms_norm<HeadDim>> k_norm;
+    std::optional<rms_norm<HeadDim, QkNormForm>> k_norm;
+    /// The factor of the scores, the book's `self.scaling`: `head_dim ** -0.5`, or Gemma 3's
+    /// `query_pre_attn_scalar ** -0.5` (set by `nn::gemma_model`'s blocks).
+    double scaling = 1.0 / std::sqrt(static_cast<double>(HeadDim::extent));
     /// The sliding window (an axis of `Window::extent` keys), or `void` for full causal attention.
     using window = Window;
     /// The cache of the `use_cache` call: `kv_cache` of every token, or with a window `sliding_window_cache`
@@ -150,7 +156,7 @@ public:
         constexpr bool ok = grouped && detail::input_ok<3, DIn, ContextLength, X...>();
         return diag::checked<ok>([&]<class B, class T, class E>(const basic_tensor<float, L, B, T, E>& x) {
             auto [queries, keys, values] = heads<key<T>>(x, rope, 0);
-            return out_proj(attend<B, T>(queries, keys, values));
+            return out_proj(attend<B, T>(queries, keys, values, scaling));
         }, x);
     }
 
@@ -164,7 +170,7 @@ public:
         return diag::checked<ok>([&]<class B, class T, class E>(const basic_tensor<float, L, B, T, E>& x) {
             auto [queries, keys_new, values_new] = heads<T>(x, rope, cache.size());
             auto [keys, values] = cache.append(keys_new, values_new);  // (b, num_kv_heads, cached<num_tokens>, ...)
-            return out_proj(attend<B, T>(queries, keys, values));
+            return out_proj(attend<B, T>(queries, keys, values, scaling));
         }, x);
     }
 
@@ -186,12 +192,13 @@ public:
 private:
     // Causal attention (within the window, if any) of the heads, merged back: `(b, num_tokens, d_out)`.
     template <class B, class T, class Q, class K, class V>
-    static auto attend(const Q& queries, const K& keys, const V& values) {
+    static auto attend(const Q& queries, const K& keys, const V& values, double scale) {
         auto context = [&] {
             if constexpr (std::is_void_v<Window>)
-                return scaled_dot_product_attention(queries, keys, values, is_causal);
+                return scaled_dot_product_attention(queries, keys, values, is_causal, attention_scale{scale});
             else
-                return scaled_dot_product_attention(queries, keys, values, is_causal, sliding_window<Window>);
+                return scaled_dot_product_attention(queries, keys, values, is_causal, sliding_window<Window>,
+                                                    attention_scale{scale});
         }();
         // context.transpose(1, 2).reshape(b, num_tokens, d_out)
         return std::move(context).template transpose<1, 2>().contiguous().template view<B, T, d_out>();

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "../axis.hpp"
+#include "parameters.hpp"
 #include "rope.hpp"
 
 namespace shaped::nn {
@@ -122,14 +123,6 @@ struct qwen3_0_6b {
     static constexpr bool tie_word_embeddings = true;
     /// QK-norm: an RMSNorm over `head_dim` on each query and key head, before RoPE.
     static constexpr bool qk_norm = true;
-};
-
-/// A model's parameter counts: `total` counts the output head apart from the token embeddings, as the
-/// book's `sum(p.numel() for p in model.parameters())` does before the weights are tied; `unique` counts
-/// each tensor once (tied weights once).
-struct parameter_counts {
-    std::size_t total;   ///< with a tied output head counted again
-    std::size_t unique;  ///< each tensor once
 };
 
 /// The parameter counts of `llama_model<Config>`, computed from the configuration alone (no weights are

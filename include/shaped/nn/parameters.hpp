@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -41,6 +42,10 @@ template <class T>
 struct is_optional : std::false_type {};
 template <class T>
 struct is_optional<std::optional<T>> : std::true_type {};
+template <class T>
+struct is_tuple : std::false_type {};
+template <class... T>
+struct is_tuple<std::tuple<T...>> : std::true_type {};
 
 // One entry of a parameter list: what to call `f` with, on a module `m` that is const or not.
 enum class entry_role { tensor, module, modules };
@@ -73,7 +78,9 @@ constexpr auto submodule(const char* name, Access access) {
     return detail::list_entry<detail::entry_role::module, entry_kind::parameter, Access>{name, access};
 }
 /// A range of submodules under `name` (`"trf_blocks"`, PyTorch's `nn.ModuleList`): the entries of each,
-/// named `name`, a dot, its index, a dot and its own (`trf_blocks.0.att.W_query.weight`).
+/// named `name`, a dot, its index, a dot and its own (`trf_blocks.0.att.W_query.weight`). The member is a
+/// range (`std::array` of one block type) or a `std::tuple` of modules of several types (Gemma 3's local
+/// and global blocks).
 template <class Access>
 constexpr auto submodules(const char* name, Access access) {
     return detail::list_entry<detail::entry_role::modules, entry_kind::parameter, Access>{name, access};
@@ -87,6 +94,14 @@ template <class... Entries>
 constexpr auto parameter_list(Entries... entries) {
     return boost::hana::make_tuple(entries...);
 }
+
+/// A model's parameter counts: `total` counts the output head apart from the token embeddings, as the
+/// book's `sum(p.numel() for p in model.parameters())` does before the weights are tied; `unique` counts
+/// each tensor once (tied weights once).
+struct parameter_counts {
+    std::size_t total;   ///< with a tied output head counted again
+    std::size_t unique;  ///< each tensor once
+};
 
 /// A module: something whose parameters have PyTorch's names, declared once in
 /// `static constexpr auto parameters()` (a `parameter_list`).
@@ -112,7 +127,11 @@ void for_each_parameter(M& m, const std::string& prefix, F&& f) {
             }
         } else if constexpr (entry_t::role == detail::entry_role::modules) {
             std::size_t i = 0;
-            for (auto& sub : member) for_each_parameter(sub, prefix + entry.name + "." + std::to_string(i++) + ".", f);
+            auto each = [&](auto& sub) { for_each_parameter(sub, prefix + entry.name + "." + std::to_string(i++) + ".", f); };
+            if constexpr (detail::is_tuple<std::remove_cvref_t<decltype(member)>>::value)
+                std::apply([&](auto&... subs) { (each(subs), ...); }, member);  // modules of several types, in order
+            else
+                for (auto& sub : member) each(sub);
         } else if constexpr (detail::is_optional<std::remove_cvref_t<decltype(member)>>::value) {
             if (member) f(prefix + entry.name, *member, entry_t::kind);
         } else {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -48,6 +49,13 @@ struct sliding_window_t {
 /// `shaped::scaled_dot_product_attention(q, k, v, shaped::is_causal, shaped::sliding_window<window>)`.
 template <Axis Window>
 inline constexpr sliding_window_t<Window> sliding_window{};
+
+/// The factor the scores `q kᵀ` are multiplied by, in place of `1 / sqrt(head_dim)`: PyTorch 2.1's `scale=`
+/// keyword. Gemma 3 scales by `query_pre_attn_scalar ** -0.5`, which need not be its head width.
+/// Example: `shaped::scaled_dot_product_attention(q, k, v, shaped::is_causal, shaped::attention_scale{0.0625})`.
+struct attention_scale {
+    double value;  ///< the factor; any finite number (0 makes every key weigh the same)
+};
 
 namespace detail {
 
@@ -188,7 +196,8 @@ struct scores_axes<axis_pack<Q...>, Key> {
 template <bool Causal, std::size_t Window = 0, class Value, class LQ, class LK, class LV, Axis... Q, Axis... K,
           Axis... V, class Mask = no_mask>
 auto sdpa(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, K...>& k,
-          const basic_tensor<Value, LV, V...>& v, double dropout_p, const Mask& attn_mask = {}) {
+          const basic_tensor<Value, LV, V...>& v, double dropout_p, const Mask& attn_mask = {},
+          std::optional<attention_scale> scale = std::nullopt) {
     using rules = sdpa_rules<Causal, Value, axis_pack<Q...>, axis_pack<K...>, axis_pack<V...>>;
     static_assert(diag::expect<rules::value_ok, Value>,
                   "shaped::scaled_dot_product_attention(q, k, v): elements must be float");
@@ -297,7 +306,7 @@ auto sdpa(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, 
             pb.dv = v.shape.extent(n - 1);
             for (std::size_t a = 0; a < nb; ++a) pb.batch[a] = q.shape.extent(a);
             if constexpr (rules::grouped) pb.group = axis_at_t<nb - 1, Q...>::extent / axis_at_t<nb - 1, K...>::extent;
-            pb.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(pb.d)));
+            pb.scale = static_cast<float>(scale ? scale->value : 1.0 / std::sqrt(static_cast<double>(pb.d)));
             pb.window = Window;
             if constexpr (Causal) {
                 pb.causal = true;
@@ -457,6 +466,22 @@ auto scaled_dot_product_attention(const basic_tensor<Value, LQ, Q...>& q, const 
                                   const basic_tensor<Value, LV, V...>& v, is_causal_t, sliding_window_t<Window>,
                                   double dropout_p = 0.0) {
     return detail::sdpa<true, Window::extent>(q, k, v, dropout_p);
+}
+/// The causal form with the scores scaled by `scale.value` instead of `1 / sqrt(head_dim)` (PyTorch 2.1's
+/// `scale=`). Shapes, errors and numbers: as the causal form.
+/// Source: `scaled_dot_product_attention(q, k, v, is_causal=True, scale=s)`; Gemma 3's `query_pre_attn_scalar`.
+template <class Value, class LQ, class LK, class LV, Axis... Q, Axis... K, Axis... V>
+auto scaled_dot_product_attention(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, K...>& k,
+                                  const basic_tensor<Value, LV, V...>& v, is_causal_t, attention_scale scale) {
+    return detail::sdpa<true>(q, k, v, 0.0, detail::no_mask{}, scale);
+}
+/// The causal form within a sliding window, with the scores scaled by `scale.value` (see the two above).
+/// Source: Gemma 3's local layers (`sliding_window`, `query_pre_attn_scalar`).
+template <class Value, class LQ, class LK, class LV, Axis... Q, Axis... K, Axis... V, Axis Window>
+auto scaled_dot_product_attention(const basic_tensor<Value, LQ, Q...>& q, const basic_tensor<Value, LK, K...>& k,
+                                  const basic_tensor<Value, LV, V...>& v, is_causal_t, sliding_window_t<Window>,
+                                  attention_scale scale) {
+    return detail::sdpa<true, Window::extent>(q, k, v, 0.0, detail::no_mask{}, scale);
 }
 /// With an additive `attn_mask`, a float tensor added to the scaled scores before the softmax (`-inf` where a
 /// query may not attend), broadcast over the scores `(B..., num_tokens, K)`.

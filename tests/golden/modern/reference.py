@@ -97,8 +97,12 @@ class GroupedQueryAttention(nn.Module):
     qwen3 KV-cache code: new tokens rotated at start_pos, their keys and values appended. With window, causal
     attention within the last `window` positions and the book's sliding-window cache (ch04/06_swa)."""
 
-    def __init__(self, d_in, num_heads, num_kv_heads, head_dim, qk_norm=False, window=None):
+    def __init__(self, d_in, num_heads, num_kv_heads, head_dim, qk_norm=False, window=None, qk_norm_eps=1e-6,
+                 qk_norm_one_plus=False, query_pre_attn_scalar=None):
         super().__init__()
+        # Gemma 3 (ch05/12_gemma3): the queries, once rotated, are scaled by query_pre_attn_scalar ** -0.5 and the
+        # scores are not divided again; its QK-norms are of the (1 + scale) form.
+        self.scaling = None if query_pre_attn_scalar is None else query_pre_attn_scalar ** -0.5
         assert num_heads % num_kv_heads == 0
         self.window = window
         self.num_heads, self.num_kv_heads = num_heads, num_kv_heads
@@ -110,8 +114,8 @@ class GroupedQueryAttention(nn.Module):
         self.W_value = nn.Linear(d_in, num_kv_heads * head_dim, bias=False)
         self.out_proj = nn.Linear(self.d_out, d_in, bias=False)
         if qk_norm:
-            self.q_norm = RMSNorm(head_dim, eps=1e-6)
-            self.k_norm = RMSNorm(head_dim, eps=1e-6)
+            self.q_norm = RMSNorm(head_dim, eps=qk_norm_eps, one_plus=qk_norm_one_plus)
+            self.k_norm = RMSNorm(head_dim, eps=qk_norm_eps, one_plus=qk_norm_one_plus)
         else:
             self.q_norm = self.k_norm = None
 
@@ -126,6 +130,8 @@ class GroupedQueryAttention(nn.Module):
             keys = self.k_norm(keys)
         queries = apply_rope(queries, cos, sin, start_pos, interleaved)
         keys = apply_rope(keys, cos, sin, start_pos, interleaved)
+        if self.scaling is not None:
+            queries = queries * self.scaling
         if cache is not None:
             if "k" in cache:
                 keys = torch.cat([cache["k"], keys], dim=2)
@@ -148,7 +154,9 @@ class GroupedQueryAttention(nn.Module):
         else:
             mask = torch.triu(torch.ones(num_tokens, num_keys, dtype=torch.bool), diagonal=num_keys - num_tokens + 1)
         attn_scores = attn_scores.masked_fill(mask, -torch.inf)
-        attn_weights = torch.softmax(attn_scores / self.head_dim ** 0.5, dim=-1)
+        if self.scaling is None:
+            attn_scores = attn_scores / self.head_dim ** 0.5
+        attn_weights = torch.softmax(attn_scores, dim=-1)
         context = (attn_weights @ values).transpose(1, 2).reshape(b, num_tokens, self.d_out)
         return self.out_proj(context)
 
@@ -254,4 +262,57 @@ class Llama3Model(nn.Module):
         x = self.tok_emb(in_idx)
         for i, block in enumerate(self.trf_blocks):
             x = block(x, self.cos, self.sin, start_pos, None if caches is None else caches[i])
+        return self.out_head(self.final_norm(x))
+
+
+class GemmaBlock(nn.Module):
+    """The book's Gemma 3 TransformerBlock (ch05/12_gemma3): x + post_attention_layernorm(att(input_layernorm(x))),
+    then h + post_feedforward_layernorm(ff(pre_feedforward_layernorm(h))); att (QK-norm of the (1 + scale) form,
+    query_pre_attn_scalar, the sliding window when the layer is "sliding_attention"), ff (GELU-tanh), then the
+    four norms, created in that order."""
+
+    def __init__(self, cfg, attn_type):
+        super().__init__()
+        self.sliding = attn_type == "sliding_attention"
+        self.att = GroupedQueryAttention(cfg["emb_dim"], cfg["n_heads"], cfg["n_kv_groups"], cfg["head_dim"],
+                                         qk_norm=True, window=cfg["sliding_window"] if self.sliding else None,
+                                         qk_norm_eps=cfg["rms_norm_eps"], qk_norm_one_plus=True,
+                                         query_pre_attn_scalar=cfg["query_pre_attn_scalar"])
+        self.ff = FeedForward(cfg["emb_dim"], cfg["hidden_dim"], "gelu_tanh")
+        self.input_layernorm = RMSNorm(cfg["emb_dim"], eps=cfg["rms_norm_eps"], one_plus=True)
+        self.post_attention_layernorm = RMSNorm(cfg["emb_dim"], eps=cfg["rms_norm_eps"], one_plus=True)
+        self.pre_feedforward_layernorm = RMSNorm(cfg["emb_dim"], eps=cfg["rms_norm_eps"], one_plus=True)
+        self.post_feedforward_layernorm = RMSNorm(cfg["emb_dim"], eps=cfg["rms_norm_eps"], one_plus=True)
+
+    def forward(self, x, cos, sin, start_pos=0, cache=None):
+        shortcut = x
+        x = shortcut + self.post_attention_layernorm(self.att(self.input_layernorm(x), cos, sin, start_pos, cache))
+        shortcut = x
+        return shortcut + self.post_feedforward_layernorm(self.ff(self.pre_feedforward_layernorm(x)))
+
+
+class Gemma3Model(nn.Module):
+    """The book's Gemma3Model (ch05/12_gemma3) in float32: tok_emb, blocks, final_norm, out_head, created in that
+    order; the local layers' RoPE tables of rope_local_base, the global layers' of rope_base; the embeddings
+    scaled by emb_dim ** 0.5. With tie_word_embeddings the output head is the token embeddings' tensor. With
+    caches (a list of dicts, one per block) and start_pos, the KV-cache form (a local layer's cache keeps its
+    window)."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
+        self.blocks = nn.ModuleList([GemmaBlock(cfg, t) for t in cfg["layer_types"]])
+        self.final_norm = RMSNorm(cfg["emb_dim"], eps=cfg["rms_norm_eps"], one_plus=True)
+        self.out_head = nn.Linear(cfg["emb_dim"], cfg["vocab_size"], bias=False)
+        if cfg["tie_word_embeddings"]:
+            self.out_head.weight = self.tok_emb.weight
+        self.cos_local, self.sin_local = compute_rope_params(cfg["head_dim"], cfg["rope_local_base"], cfg["context_length"])
+        self.cos_global, self.sin_global = compute_rope_params(cfg["head_dim"], cfg["rope_base"], cfg["context_length"])
+
+    def forward(self, in_idx, start_pos=0, caches=None):
+        x = self.tok_emb(in_idx) * (self.cfg["emb_dim"] ** 0.5)
+        for i, block in enumerate(self.blocks):
+            cos, sin = (self.cos_local, self.sin_local) if block.sliding else (self.cos_global, self.sin_global)
+            x = block(x, cos, sin, start_pos, None if caches is None else caches[i])
         return self.out_head(self.final_norm(x))
