@@ -1,9 +1,9 @@
-// Generation with a Llama 3 or Qwen3 checkpoint in Hugging Face's layout:
+// Generation with a Llama 3, Qwen3 or Gemma 3 checkpoint in Hugging Face's layout:
 //   generate --model DIR (--ids 1,2,3,4 | --prompt TEXT) [--max-new-tokens 10] [--no-cache]
 //            [--temperature T] [--top-k K] [--seed S]
 // DIR holds config.json and the weights (model.safetensors, or shards and model.safetensors.index.json). The
 // program picks the compiled configuration that config.json matches field by field (Llama 3.2 1B, Qwen3 0.6B,
-// and the test suite's small ones) and refuses any other, listing what it supports. It prints the ids as
+// Gemma 3 270M, and the test suite's small ones) and refuses any other, listing what it supports. It prints the ids as
 // PyTorch prints `idx` (and with --prompt, which encodes TEXT with DIR's tokenizer.json as it is, no BOS
 // added, the text first); on stderr, the tokens per second and the KV caches' memory.
 // Greedy by default; with --temperature above 0, the book's sampling (and --top-k), drawn from the random
@@ -13,6 +13,7 @@
 // The command line is checked before the weights are read; each refusal is one line on stderr naming the flag,
 // its value and the rule. Exit code 2 for a command line wrong as written, 1 for a folder that cannot be read
 // as a supported checkpoint.
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -28,8 +29,10 @@
 #include "cli.hpp"
 
 // [includes]
+#include <shaped/io/gemma_weights.hpp>
 #include <shaped/io/hf_checkpoint.hpp>  // not in shaped.hpp: the loaders and their file mapping
 #include <shaped/io/llama_weights.hpp>
+#include <shaped/nn/gemma_model.hpp>    // not in shaped.hpp: Gemma 3
 #include <shaped/nn/generate.hpp>
 #include <shaped/nn/llama_model.hpp>    // not in shaped.hpp: Llama 3 and Qwen3
 #include <shaped/shaped.hpp>
@@ -42,7 +45,7 @@ namespace text = shaped::text;
 
 namespace {
 
-// The test suite's small checkpoints (tests/golden/llama/): 2 or 3 layers of width 32, 50 token ids.
+// The test suite's small checkpoints (tests/golden/llama/, gemma/): 2 to 4 layers of width 32, 50 token ids.
 template <bool Tied, std::size_t HeadDim, std::size_t Layers, bool Qwen>
 struct tiny {
     struct vocab_size : shaped::axis<"vocab_size", 50> {};
@@ -64,13 +67,69 @@ struct tiny {
     static constexpr bool qk_norm = Qwen;
 };
 
+// A small Gemma 3: local layers within a window of `Window`, every `Pattern`-th layer global.
+template <std::size_t KvHeads, std::size_t HeadDim, std::size_t Window, std::size_t Layers, std::size_t Pattern,
+          std::size_t QueryPreAttnScalar, bool Tied>
+struct tiny_gemma {
+    struct vocab_size : shaped::axis<"vocab_size", 50> {};
+    struct context_length : shaped::axis<"context_length", 24> {};
+    struct emb_dim : shaped::axis<"emb_dim", 32> {};
+    struct num_kv_heads : shaped::axis<"num_kv_heads", KvHeads> {};
+    struct group_size : shaped::axis<"group_size", 4 / KvHeads> {};
+    struct num_heads : shaped::product<"num_heads", num_kv_heads, group_size> {};
+    struct head_dim : shaped::axis<"head_dim", HeadDim> {};
+    struct hidden_dim : shaped::axis<"hidden_dim", 48> {};
+    struct sliding_window : shaped::axis<"sliding_window", Window> {};
+    struct batch : shaped::dynamic_axis<"batch"> {};
+    struct num_tokens : shaped::dynamic_axis<"num_tokens", shaped::at_most<context_length>> {};
+    static constexpr std::size_t n_layers = Layers;
+    static constexpr std::array<nn::layer_type, Layers> layer_types = nn::gemma3_layer_types<Layers, Pattern>();
+    static constexpr double rope_theta = 1000000.0;
+    static constexpr double rope_local_base_freq = 10000.0;
+    static constexpr float rms_norm_eps = 1e-6f;
+    static constexpr double query_pre_attn_scalar = QueryPreAttnScalar;
+    static constexpr bool tie_word_embeddings = Tied;
+};
+
 // [configs]
 // The configurations this program is compiled for, and their names.
-using configs = std::tuple<nn::llama32_1b, nn::qwen3_0_6b, tiny<true, 8, 2, false>, tiny<false, 12, 3, false>,
-                           tiny<true, 16, 2, true>>;
-constexpr const char* config_names[] = {"llama32_1b (Llama 3.2 1B)", "qwen3_0_6b (Qwen3 0.6B)", "the tests' tiny Llama",
-                                        "the tests' tiny untied Llama", "the tests' tiny Qwen3"};
+using configs = std::tuple<nn::llama32_1b, nn::qwen3_0_6b, nn::gemma3_270m, tiny<true, 8, 2, false>,
+                           tiny<false, 12, 3, false>, tiny<true, 16, 2, true>, tiny_gemma<2, 16, 4, 4, 3, 24, true>,
+                           tiny_gemma<1, 12, 3, 3, 2, 12, false>>;
+constexpr const char* config_names[] = {"llama32_1b (Llama 3.2 1B)", "qwen3_0_6b (Qwen3 0.6B)",
+                                        "gemma3_270m (Gemma 3 270M)", "the tests' tiny Llama",
+                                        "the tests' tiny untied Llama", "the tests' tiny Qwen3",
+                                        "the tests' tiny Gemma 3", "the tests' tiny untied Gemma 3"};
+
+// Each family's model type and loader, chosen by the configuration's concept.
+template <class Config>
+struct family;
+template <nn::LlamaConfig Config>
+struct family<Config> {
+    using model = nn::llama_model<Config>;
+    static void load(model& m, const io::hf_checkpoint& ck) { io::load_llama_weights(m, ck); }
+    static auto problems(const io::hf_checkpoint& ck) { return io::detail::llama_config_problems<Config>(ck.config()); }
+};
+template <nn::GemmaConfig Config>
+struct family<Config> {
+    using model = nn::gemma_model<Config>;
+    static void load(model& m, const io::hf_checkpoint& ck) { io::load_gemma_weights(m, ck); }
+    static auto problems(const io::hf_checkpoint& ck) { return io::detail::gemma_config_problems<Config>(ck.config()); }
+};
 // [configs]
+
+// The bytes every block's cache holds (a local Gemma layer's: its window).
+template <class Config>
+std::size_t cache_bytes(const nn::llama_model<Config>& model) {
+    std::size_t n = 0;
+    for (const auto& block : model.trf_blocks) n += block.att.cache.capacity_bytes();
+    return n;
+}
+template <class Config>
+std::size_t cache_bytes(const nn::gemma_model<Config>& model) {
+    return std::apply([](const auto&... block) { return (std::size_t{0} + ... + block.att.cache.capacity_bytes()); },
+                      model.blocks);
+}
 
 struct max_length : shaped::axis<"max_length", 262144> {};
 struct seq : shaped::dynamic_axis<"seq", shaped::at_most<max_length>> {};  // the prompt and what is appended
@@ -188,8 +247,8 @@ int run(const io::hf_checkpoint& checkpoint, const options& o, const char* name)
         refuse(2, "--top-k " + std::to_string(*o.top_k) + ": at most vocab_size " + std::to_string(Config::vocab_size::extent));
     std::cerr << "generate: " << name << ", from " << checkpoint.directory().string() << "\n";
     // [generate]
-    nn::llama_model<Config> model(nn::skip_init);  // no random draws: every weight comes from the folder
-    io::load_llama_weights(model, checkpoint);
+    typename family<Config>::model model(nn::skip_init);  // no random draws: every weight comes from the folder
+    family<Config>::load(model, checkpoint);
     const auto idx = shaped::tensor<std::int64_t, typename Config::batch, seq>::from_buffer(ids, 1, ids.size());
     shaped::torch::manual_seed(o.seed);
     const auto start = std::chrono::steady_clock::now();
@@ -199,11 +258,9 @@ int run(const io::hf_checkpoint& checkpoint, const options& o, const char* name)
     // [generate]
     if (tokenizer) std::cout << tokenizer->decode(std::vector<std::int64_t>(out.data(), out.data() + out.numel())) << "\n";
     std::cout << out << "\n";
-    std::size_t cache_bytes = 0;
-    for (const auto& block : model.trf_blocks) cache_bytes += block.att.cache.capacity_bytes();
     std::cerr << "generate: " << out.shape.extent(1) - ids.size() << " new tokens in " << seconds << " s, "
               << (out.shape.extent(1) - ids.size()) / seconds << " tokens/s"
-              << (o.cache ? ", KV caches " + std::to_string(cache_bytes >> 10) + " KB" : std::string(", no cache")) << "\n";
+              << (o.cache ? ", KV caches " + std::to_string(cache_bytes(model) >> 10) + " KB" : std::string(", no cache")) << "\n";
     return 0;
 }
 
@@ -219,7 +276,7 @@ int pick(const io::hf_checkpoint& checkpoint, const options& o, std::string clos
                       "); the closest, " + closest);
     } else {
         using config = std::tuple_element_t<I, configs>;
-        const auto problems = io::detail::llama_config_problems<config>(checkpoint.config());
+        const auto problems = family<config>::problems(checkpoint);
         if (problems.empty()) return run<config>(checkpoint, o, config_names[I]);
         if (problems.size() < fewest) {
             closest = std::string(config_names[I]) + ", differs: " + problems.front();
