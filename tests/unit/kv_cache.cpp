@@ -1,7 +1,10 @@
 // The KV cache (the book's ch04/03_kv-cache): cached generation gives the ids of uncached generation for
 // every prompt length 1..40 and up to 30 new tokens, cached logits equal uncached ones to test::tolerance
 // (1e-5), prompts fed in several pieces (the mask's rows offset by what the cache holds), and the errors of
-// a cache that would overflow or change its batch.
+// a cache that would overflow or change its batch; memory that grows with the sequence, not the context.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -185,4 +188,53 @@ TEST_CASE("kv_cache::append refuses values whose batch or token count is not the
     const auto [k, v] = cache.append(keys, keys);
     CHECK(cache.size() == 3);
     CHECK(shaped::max_abs_diff(k, v) == 0.0);
+}
+
+TEST_CASE("kv_cache and latent_cache take memory as the sequence grows, not the whole context, and keep what they hold") {
+    // Llama 3.2's context is 131,072 tokens: a cache that took it all on its first token would hold 8.6 GB for
+    // the 1B model's 16 layers, whatever the sequence.
+    struct heads : shaped::axis<"num_heads", 2> {};
+    struct head_dim : shaped::axis<"head_dim", 3> {};
+    struct context : shaped::axis<"context_length", 131072> {};
+    nn::kv_cache<heads, head_dim, context> cache;
+    std::vector<float> all;  // every key appended, (token, head, head_dim) for one sequence
+    for (std::size_t n : {3, 1, 1, 5, 40, 1}) {
+        const auto keys = torch::rand<batch, tokens, heads, head_dim>(1, n);
+        all.insert(all.end(), keys.data(), keys.data() + keys.numel());
+        const auto [k, v] = cache.append(keys, keys);
+        const std::size_t size = cache.size();
+        INFO("tokens held ", size);
+        CHECK(cache.capacity_bytes() >= size * decltype(cache)::bytes_per_token);
+        CHECK(cache.capacity_bytes() <= 2 * size * decltype(cache)::bytes_per_token);
+        // What was held before each growth is still there: k is (1, heads, size, head_dim).
+        double worst = 0;
+        for (std::size_t h = 0; h < 2; ++h)
+            for (std::size_t t = 0; t < size; ++t)
+                for (std::size_t d = 0; d < 3; ++d)
+                    worst = std::max(worst, double(std::abs(k.at(0, h, t, d) - all[(t * 2 + h) * 3 + d])));
+        CHECK(worst == 0.0);
+        CHECK(shaped::max_abs_diff(k, v) == 0.0);
+    }
+    // After reset, a larger batch lays the memory out again; a smaller one reuses it.
+    cache.reset();
+    const auto three = torch::rand<batch, tokens, heads, head_dim>(3, 4);
+    const auto [k3, v3] = cache.append(three, three);
+    double worst = 0;
+    for (std::size_t i = 0; i < 3; ++i)
+        for (std::size_t h = 0; h < 2; ++h)
+            for (std::size_t t = 0; t < 4; ++t)
+                for (std::size_t d = 0; d < 3; ++d)
+                    worst = std::max(worst, double(std::abs(k3.at(i, h, t, d) - three.at(i, t, h, d))));
+    CHECK(worst == 0.0);
+    CHECK(shaped::max_abs_diff(k3, v3) == 0.0);
+    CHECK(cache.capacity_bytes() <= 3 * 51 * decltype(cache)::bytes_per_token);
+
+    struct latent : shaped::axis<"latent_dim", 5> {};
+    nn::latent_cache<latent, context> latents;
+    for (std::size_t n : {2, 1, 9}) {
+        const auto c = torch::rand<batch, tokens, latent>(2, n);
+        const auto held = latents.append(c);
+        CHECK(latents.capacity_bytes() <= 2 * latents.size() * 2 * decltype(latents)::bytes_per_token);
+        CHECK(shaped::max_abs_diff(shaped::last<shaped::cached<tokens>, tokens>(held, n), c) == 0.0);
+    }
 }

@@ -41,6 +41,27 @@ inline void check_room(const char* op, std::size_t size, std::size_t batch, std:
         throw shape_error(op, "at most " + std::to_string(capacity) + unit + bound + where,
                           std::to_string(size) + taken + std::to_string(n) + " new");
 }
+
+// The room per row (tokens) a cache lays out to hold `need` tokens, at most `C`: when it is empty, as much as
+// the memory it holds gives (`held` tokens per row), at least `need`; else the room it has, or when that is
+// too little twice as much, at least `need`. Memory grows with the sequence, not with the context.
+inline std::size_t cache_room(std::size_t size, std::size_t need, std::size_t cap, std::size_t held, std::size_t C) {
+    if (size == 0) return std::max(need, std::min(C, held));
+    return need <= cap ? cap : std::min(C, std::max(need, 2 * cap));
+}
+// `buf`, `rows` rows of `cap` tokens of `width` floats (the first `size` of each set), laid out again with
+// rows of `room` tokens; reallocated only when it is too small.
+inline void relayout(std::vector<float>& buf, std::size_t rows, std::size_t width, std::size_t size, std::size_t cap,
+                     std::size_t room) {
+    if (size == 0 || room == cap) {
+        if (buf.size() < rows * room * width) buf = std::vector<float>(rows * room * width);
+        return;
+    }
+    std::vector<float> grown(rows * room * width);
+    for (std::size_t i = 0; i < rows; ++i)
+        std::copy_n(buf.data() + i * cap * width, size * width, grown.data() + i * room * width);
+    buf = std::move(grown);
+}
 }  // namespace detail
 
 /// The cached keys and values of one attention module, room for `ContextLength` tokens per sequence.
@@ -54,8 +75,10 @@ inline void check_room(const char* op, std::size_t size, std::size_t batch, std:
 /// Errors: compile time, keys or values of other axes. Thrown, `shape_error`, when the values' run-time
 /// extents (batch, num_tokens) are not the keys' (checked before anything is copied), when the cache would
 /// hold more than `ContextLength` tokens (naming it: the cache does not roll over; `reset()` and start again,
-/// or crop the prompt), and when a call's batch differs from the batch the cache was started with. Memory is
-/// taken on the first call after a `reset()` whose batch needs more, and kept.
+/// or crop the prompt), and when a call's batch differs from the batch the cache was started with. Memory
+/// grows with the tokens held, doubling, to at most `batch * ContextLength * bytes_per_token` (a model of a
+/// long context, Llama 3.2's 131,072 tokens, does not take it all for a short sequence), and is kept across
+/// `reset()`.
 /// Source: `self.cache_k = torch.cat([self.cache_k, keys_new], dim=1)` in the book's KV-cache
 /// `MultiHeadAttention` (ch04/03_kv-cache, `gpt_with_kv_cache.py`), stored per head so that appending
 /// copies only the new tokens; the grouped caches of ch05/11_qwen3 and ch05/07_gpt_to_llama.
@@ -75,7 +98,8 @@ public:
     std::size_t size() const noexcept { return size_; }
     /// The batch the cache was started with (0 when empty).
     std::size_t batch() const noexcept { return size_ ? batch_ : 0; }
-    /// Bytes the cache holds allocated: `batch * ContextLength * bytes_per_token` after its first append.
+    /// Bytes the cache holds allocated: at least `batch * size() * bytes_per_token`, less than twice that once
+    /// it has grown, at most `batch * ContextLength * bytes_per_token`.
     std::size_t capacity_bytes() const noexcept { return (k_.capacity() + v_.capacity()) * sizeof(float); }
     /// Forgets every token; the memory stays for the next sequence.
     void reset() noexcept { size_ = 0; }
@@ -117,17 +141,12 @@ private:
             throw shape_error("nn::kv_cache::append(keys, values)", "values of the keys' batch and tokens " + k_shape,
                               v_shape);
         detail::check_room("nn::kv_cache::append(keys, values)", size_, batch_, b, n, C, axis_name<ContextLength>());
-        if (size_ == 0) {
-            batch_ = b;
-            if (k_.size() < b * H * C * DK) {  // exactly what is needed (no growth factor); nothing to keep
-                k_ = std::vector<float>(b * H * C * DK);
-                v_ = std::vector<float>(b * H * C * D);
-            }
-        }
+        if (size_ == 0) batch_ = b;
+        make_room(size_ + n);
         for (std::size_t i = 0; i < b; ++i)
             for (std::size_t t = 0; t < n; ++t)
                 for (std::size_t h = 0; h < H; ++h) {
-                    const std::size_t row = i * s[0] + t * s[1] + h * s[2], to = (i * H + h) * C + size_ + t;
+                    const std::size_t row = i * s[0] + t * s[1] + h * s[2], to = (i * H + h) * cap_ + size_ + t;
                     std::copy_n(kn + row * DK, DK, k_.data() + to * DK);
                     std::copy_n(vn + row * D, D, v_.data() + to * D);
                 }
@@ -143,14 +162,24 @@ private:
         keys_t k(extents_of(std::type_identity<keys_t>{}), uninitialized);
         values_t v(extents_of(std::type_identity<values_t>{}), uninitialized);
         for (std::size_t i = 0; i < b * H; ++i) {  // each (sequence, head): its first size_ rows
-            std::copy_n(k_.data() + i * C * DK, size_ * DK, k.data() + i * size_ * DK);
-            std::copy_n(v_.data() + i * C * D, size_ * D, v.data() + i * size_ * D);
+            std::copy_n(k_.data() + i * cap_ * DK, size_ * DK, k.data() + i * size_ * DK);
+            std::copy_n(v_.data() + i * cap_ * D, size_ * D, v.data() + i * size_ * D);
         }
         return std::pair{std::move(k), std::move(v)};
     }
 
-    std::vector<float> k_, v_;  // (batch, NumHeads, ContextLength, KeyDim or HeadDim), the first size_ tokens set
-    std::size_t batch_ = 0, size_ = 0;
+    // Room for `need` tokens per (sequence, head) of batch_ (see detail::cache_room).
+    void make_room(std::size_t need) {
+        const std::size_t rows = batch_ * H;
+        const std::size_t room = detail::cache_room(size_, need, cap_, rows ? k_.size() / (rows * DK) : 0, C);
+        detail::relayout(k_, rows, DK, size_, cap_, room);
+        detail::relayout(v_, rows, D, size_, cap_, room);
+        cap_ = room;
+    }
+
+    // (batch, NumHeads, cap_, KeyDim or HeadDim), the first size_ tokens of each (sequence, head) set.
+    std::vector<float> k_, v_;
+    std::size_t batch_ = 0, size_ = 0, cap_ = 0;
 };
 
 /// The cached keys and values of one sliding-window attention module: the last `Window` tokens of each
@@ -285,7 +314,8 @@ private:
 /// Shapes: `append` takes the new tokens' latents, `(batch, num_tokens, LatentDim)`, and gives back every
 /// cached latent, `(batch, cached<num_tokens>, LatentDim)`. Element type: float.
 /// Errors: thrown, `shape_error`, when the cache would hold more than `ContextLength` tokens, and when a
-/// call's batch differs from the batch the cache was started with.
+/// call's batch differs from the batch the cache was started with. Memory grows with the tokens held, as
+/// `kv_cache`'s does.
 /// Source: `self.cache_c_kv = torch.cat([self.cache_c_kv, latent_new], dim=1)` in the book's
 /// `MultiHeadLatentAttention` (ch04/05_mla, `gpt_with_kv_mla.py`).
 template <Axis LatentDim, Axis ContextLength>
@@ -311,13 +341,13 @@ public:
                       "shaped::nn::latent_cache: batch and num_tokens are atomic axes, static or run-time");
         const std::size_t b = latent.shape.extent(0), n = latent.shape.extent(1);
         detail::check_room("nn::latent_cache::append(latent)", size_, batch_, b, n, C, axis_name<ContextLength>());
-        if (size_ == 0) {
-            batch_ = b;
-            if (c_.size() < b * C * L) c_ = std::vector<float>(b * C * L);  // exactly what is needed
-        }
+        if (size_ == 0) batch_ = b;
+        const std::size_t room = detail::cache_room(size_, size_ + n, cap_, b ? c_.size() / (b * L) : 0, C);
+        detail::relayout(c_, b, L, size_, cap_, room);
+        cap_ = room;
         const auto& from = latent.storage();  // row-major (b, n, L)
         for (std::size_t i = 0; i < b; ++i)
-            std::copy_n(from.data() + i * n * L, n * L, c_.data() + (i * C + size_) * L);
+            std::copy_n(from.data() + i * n * L, n * L, c_.data() + (i * cap_ + size_) * L);
         size_ += n;
         using result_t = tensor<float, B, cached<T>, LatentDim>;
         const auto e = [&] {
@@ -327,13 +357,13 @@ public:
                 return result_t::extents_type::checked("nn::latent_cache::append", size_);
         }();
         result_t out(e, uninitialized);
-        for (std::size_t i = 0; i < b; ++i) std::copy_n(c_.data() + i * C * L, size_ * L, out.data() + i * size_ * L);
+        for (std::size_t i = 0; i < b; ++i) std::copy_n(c_.data() + i * cap_ * L, size_ * L, out.data() + i * size_ * L);
         return out;
     }
 
 private:
-    std::vector<float> c_;  // (batch, ContextLength, LatentDim), the first size_ tokens set
-    std::size_t batch_ = 0, size_ = 0;
+    std::vector<float> c_;  // (batch, cap_, LatentDim), the first size_ tokens set
+    std::size_t batch_ = 0, size_ = 0, cap_ = 0;
 };
 
 }  // namespace shaped::nn
