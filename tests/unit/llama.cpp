@@ -119,6 +119,12 @@ void check_against_book(std::uint64_t seed, const std::array<std::int64_t, I>& g
         pos += n;
     }
     model.reset_kv_cache();
+    // The prompt's pass with the logits of its last position only.
+    const auto last = model(ids, nn::use_cache, nn::last_position);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(last)>,
+                                 shaped::tensor<float, typename Cfg::batch, typename Cfg::vocab_size>>);
+    CHECK(shaped::max_abs_diff(last, logits.template select<typename Cfg::num_tokens>(-1)) <= 1e-5);
+    model.reset_kv_cache();
 
     // Tied weights are one tensor: counted once, and no out_head in the state_dict.
     CHECK(model.parameter_count() == static_cast<std::size_t>(golden_parameters[0]));

@@ -118,7 +118,8 @@ tensor<std::int64_t, Batch, Seq> generate(const Model& model, tensor<std::int64_
 /// (top-k, temperature, `eos_id`), drawing from `gen` as it draws.
 ///
 /// Shapes: as `generate`; the model needs the cached call `model(ids, use_cache, gen)` and
-/// `reset_kv_cache()` (`gpt_model`, `llama_model`). Gives the ids `generate` gives with `context_size` the
+/// `reset_kv_cache()` (`gpt_model`, `llama_model`, `gemma_model`); where it also has `model(ids, use_cache,
+/// last_position, gen)`, the prompt's pass computes the logits of its last position only. Gives the ids `generate` gives with `context_size` the
 /// context, as long as the sequence fits it (to float rounding of the logits: a draw that falls on the edge
 /// between two ids may differ). Errors: compile time, a static `seq`. Thrown: as `generate`, and
 /// `shape_error` when the prompt and the new ids together exceed `context_length` (the cache does not crop:
@@ -146,13 +147,20 @@ tensor<std::int64_t, Batch, Seq> generate_cached(Model& model, tensor<std::int64
     model.eval();
     model.reset_kv_cache();
     if (max_new_tokens == 0) return idx;
-    auto logits = model(last<Seq, tokens>(idx, context), use_cache, gen).template select<tokens>(-1);
+    // The logits of the last position: only those computed where the model can (`last_position`).
+    const auto last_logits = [&](auto ids) {
+        if constexpr (requires { model(ids, use_cache, last_position, gen); })
+            return model(ids, use_cache, last_position, gen);
+        else
+            return model(ids, use_cache, gen).template select<tokens>(-1);
+    };
+    auto logits = last_logits(last<Seq, tokens>(idx, context));
     for (std::size_t step = 0;; ++step) {
         auto next = detail::next_ids<vocab>(std::move(logits), temperature, top_k, gen);  // (batch, reduced<vocab>)
         if (eos_id && detail::all_are(next, *eos_id)) break;
         idx = cat<1>(hana::make_tuple(std::move(idx), next));
         if (step + 1 == max_new_tokens) break;
-        logits = model(std::move(next).template rename<Batch, tokens>(), use_cache, gen).template select<tokens>(-1);
+        logits = last_logits(std::move(next).template rename<Batch, tokens>());
     }
     return idx;
 }

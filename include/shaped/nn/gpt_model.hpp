@@ -28,13 +28,6 @@
 
 namespace shaped::nn {
 
-/// Tag for `gpt_model`'s cached call: compute the logits of the last position only.
-struct last_position_t {
-    explicit last_position_t() = default;
-};
-/// See `last_position_t`: `model(ids, nn::use_cache, nn::last_position)`.
-inline constexpr last_position_t last_position{};
-
 /// A GPT model: token and position embeddings, `n_layers` transformer blocks, a final layer norm and an output
 /// head without bias.
 ///

@@ -27,6 +27,15 @@ struct use_cache_t {
 /// The tag itself: `model(ids, shaped::nn::use_cache)`.
 inline constexpr use_cache_t use_cache{};
 
+/// Tag for a model's cached call that computes the logits of the last position only, `(batch, vocab_size)`:
+/// `model(ids, nn::use_cache, nn::last_position)` (`gpt_model`, `llama_model`, `gemma_model`), what a prompt's
+/// pass needs before the first new token. Source: Hugging Face's `logits_to_keep=1`.
+struct last_position_t {
+    explicit last_position_t() = default;
+};
+/// See `last_position_t`: `model(ids, nn::use_cache, nn::last_position)`.
+inline constexpr last_position_t last_position{};
+
 namespace detail {
 // A cache that has taken `size` tokens of `batch` sequences takes `n` more of `b` sequences: the same batch
 // (unless empty), and room for them within `capacity` tokens (`bound`, the context's name); else shape_error.

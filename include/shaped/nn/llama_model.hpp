@@ -172,12 +172,16 @@ public:
     template <class Layout, Axis... X>
     auto operator()(const basic_tensor<std::int64_t, Layout, X...>& in_idx, use_cache_t,
                     [[maybe_unused]] torch::generator& gen = torch::default_generator()) {
-        constexpr bool ok = ids_ok<X...>();
-        return diag::checked<ok>([&]<class B, class T>(const basic_tensor<std::int64_t, Layout, B, T>& ids) {
-            auto x = tok_emb(ids);
-            for (auto& block : trf_blocks) x = block(x, rope_table, use_cache);
-            return head(final_norm(x));
-        }, in_idx);
+        return cached_forward<false>(in_idx);
+    }
+    /// The same, the logits of the last position only, `(batch, vocab_size)`: what a prompt's pass needs
+    /// before the first new token, without the output head's work on the other positions (for a 512-token
+    /// prompt of Qwen3 0.6B, 159 of its 640 GFLOP). Shapes, errors and what is thrown: as the call above.
+    /// Source: Hugging Face's `logits_to_keep=1`.
+    template <class Layout, Axis... X>
+    auto operator()(const basic_tensor<std::int64_t, Layout, X...>& in_idx, use_cache_t, last_position_t,
+                    [[maybe_unused]] torch::generator& gen = torch::default_generator()) {
+        return cached_forward<true>(in_idx);
     }
 
     /// Empties every block's KV cache.
@@ -198,6 +202,20 @@ public:
     }
 
 private:
+    // The cached pass; the logits of every position, or of the last one.
+    template <bool LastOnly, class Layout, Axis... X>
+    auto cached_forward(const basic_tensor<std::int64_t, Layout, X...>& in_idx) {
+        constexpr bool ok = ids_ok<X...>();
+        return diag::checked<ok>([&]<class B, class T>(const basic_tensor<std::int64_t, Layout, B, T>& ids) {
+            auto x = tok_emb(ids);
+            for (auto& block : trf_blocks) x = block(x, rope_table, use_cache);
+            if constexpr (LastOnly)
+                return head(final_norm(x.template select<T>(-1)));  // the norm is per position
+            else
+                return head(final_norm(x));
+        }, in_idx);
+    }
+
     template <Axis... X>
     static constexpr bool ids_ok() {
         if constexpr (sizeof...(X) != 2) {
