@@ -237,7 +237,7 @@ private:
     template <class Hidden>
     auto head(const Hidden& x) const {
         if constexpr (Config::tie_word_embeddings)
-            return matmul(x, tok_emb.weight.T());
+            return tied_head(x, tok_emb.weight);  // the embeddings read in place
         else
             return (*out_head)(x);
     }

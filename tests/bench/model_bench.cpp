@@ -1,0 +1,140 @@
+// Today's models at their published sizes, random weights drawn as the book's classes draw them (seed 123):
+// Qwen3 0.6B (nn::qwen3_0_6b) and Gemma 3 270M (nn::gemma3_270m). Cached decoding (tokens per second, and
+// the bytes of weights one step reads, against machine/read_bandwidth: the decoding bound), and a prompt of
+// 512 tokens into an empty cache with the last position's logits (as llama.cpp's `llama-bench -p 512`
+// times it; the pass's GFLOP against onednn_sgemm at the feed-forward layer's size: the prefill bound).
+// Figures are printed, never asserted.
+#include <benchmark/benchmark.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include <dnnl.h>
+
+#include <shaped/nn/gemma_model.hpp>
+#include <shaped/nn/llama_model.hpp>
+#include <shaped/shaped.hpp>
+#include <shaped/threads.hpp>
+
+#include "machine.hpp"
+
+namespace {
+
+namespace nn = shaped::nn;
+
+// One model of each per process (drawing Qwen3 0.6B's 596M weights takes seconds).
+template <class Model>
+Model& model() {
+    static const auto m = [] {
+        shaped::torch::manual_seed(123);
+        return std::make_unique<Model>();
+    }();
+    return *m;
+}
+
+template <class Model>
+using ids_t = shaped::tensor<std::int64_t, typename Model::config::batch, typename Model::config::num_tokens>;
+
+template <class Model>
+ids_t<Model> make_ids(std::size_t t) {
+    std::vector<std::int64_t> v(t);
+    for (std::size_t i = 0; i < t; ++i) v[i] = static_cast<std::int64_t>((i * 7919 + 6109) % Model::vocab_size::extent);
+    return ids_t<Model>::from_buffer(v, 1, t);
+}
+
+// The bytes of weights one decoding step reads: every parameter, the token embeddings whole when they are the
+// output head too (tied), else one row of them.
+template <class Model>
+double step_bytes(const Model& m) {
+    const double all = static_cast<double>(m.parameter_count());
+    const double emb = static_cast<double>(m.tok_emb.weight.numel());
+    return 4.0 * (Model::config::tie_word_embeddings ? all : all - emb);
+}
+
+// The FLOPs of a 512-token prompt's pass with the last position's logits: the projections and the
+// feed-forward layers at every position, the attention's two products over the causal half (within the
+// window on Gemma's local layers), the output head once.
+template <class Model>
+double prefill_flops(const Model& m, std::size_t t) {
+    using C = typename Model::config;
+    const double E = C::emb_dim::extent, V = C::vocab_size::extent;
+    const double non_embedding = static_cast<double>(m.parameter_count()) - V * E - (C::tie_word_embeddings ? 0 : V * E);
+    const double heads = static_cast<double>(C::num_heads::extent), d = static_cast<double>(C::head_dim::extent);
+    const double causal_pairs = static_cast<double>(t) * static_cast<double>(t + 1) / 2;
+    return 2.0 * non_embedding * static_cast<double>(t) + 4.0 * heads * d * causal_pairs * static_cast<double>(C::n_layers) +
+           2.0 * E * V;
+}
+
+template <class Model>
+void decode(benchmark::State& state) {
+    shaped::set_num_threads(static_cast<int>(state.range(0)));
+    auto& m = model<Model>();
+    const auto prompt = make_ids<Model>(4);
+    constexpr std::size_t new_tokens = 16;
+    using tokens = typename Model::config::num_tokens;
+    using batch = typename Model::config::batch;
+    for (auto _ : state) {
+        state.PauseTiming();
+        m.reset_kv_cache();
+        auto logits = m(prompt, nn::use_cache, nn::last_position);
+        state.ResumeTiming();
+        for (std::size_t i = 0; i < new_tokens; ++i) {
+            auto next = logits.template argmax<-1>(shaped::keepdim);
+            logits = m(std::move(next).template rename<batch, tokens>(), nn::use_cache, nn::last_position);
+        }
+        benchmark::DoNotOptimize(logits.data());
+    }
+    state.counters["tokens/s"] = benchmark::Counter(new_tokens, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["weight_MB"] = step_bytes(m) / 1e6;
+}
+
+template <class Model>
+void prefill(benchmark::State& state) {
+    shaped::set_num_threads(static_cast<int>(state.range(0)));
+    auto& m = model<Model>();
+    constexpr std::size_t tokens = 512;
+    const auto ids = make_ids<Model>(tokens);
+    for (auto _ : state) {
+        m.reset_kv_cache();
+        auto logits = m(ids, nn::use_cache, nn::last_position);
+        benchmark::DoNotOptimize(logits.data());
+    }
+    state.counters["tokens/s"] = benchmark::Counter(tokens, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["GFLOP/s"] = benchmark::Counter(prefill_flops(m, tokens) / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// oneDNN's sgemm at Qwen3 0.6B's feed-forward size for a 512-token prompt (512 × 1024 times 1024 × 3072):
+// the machine's practical rate for the prefill's products.
+void onednn_sgemm_512(benchmark::State& state) {
+    shaped::set_num_threads(static_cast<int>(state.range(0)));
+    constexpr dnnl_dim_t M = 512, K = 1024, N = 3072;
+    std::vector<float> a(M * K, 0.5f), w(N * K, 0.25f), c(M * N);
+    for (auto _ : state) {
+        if (dnnl_sgemm('N', 'T', M, N, K, 1.f, a.data(), K, w.data(), K, 0.f, c.data(), N) != dnnl_success) std::abort();
+        benchmark::DoNotOptimize(c.data());
+    }
+    state.counters["GFLOP/s"] = benchmark::Counter(2.0 * M * N * K / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+using qwen3 = nn::qwen3_model<nn::qwen3_0_6b>;
+using gemma3 = nn::gemma_model<nn::gemma3_270m>;
+
+}  // namespace
+
+BENCHMARK(machine_read_bandwidth)->Name("machine/read_bandwidth")->ArgName("threads")->Arg(1)->Arg(2)
+    ->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(onednn_sgemm_512)->Name("onednn_sgemm/m512_k1024_n3072")->ArgName("threads")->Arg(1)->Arg(2)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(decode, qwen3)->Name("shaped_qwen3_0_6b/decode_cached_new16")->ArgName("threads")->Arg(1)->Arg(2)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(prefill, qwen3)->Name("shaped_qwen3_0_6b/prefill_t512_last")->ArgName("threads")->Arg(1)->Arg(2)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(decode, gemma3)->Name("shaped_gemma3_270m/decode_cached_new16")->ArgName("threads")->Arg(1)->Arg(2)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(prefill, gemma3)->Name("shaped_gemma3_270m/prefill_t512_last")->ArgName("threads")->Arg(1)->Arg(2)
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK_MAIN();
