@@ -112,6 +112,7 @@ void onednn_sgemm_512(benchmark::State& state) {
     shaped::set_num_threads(static_cast<int>(state.range(0)));
     constexpr dnnl_dim_t M = 512, K = 1024, N = 3072;
     std::vector<float> a(M * K, 0.5f), w(N * K, 0.25f), c(M * N);
+    shaped::detail::apply_thread_count();  // dnnl_sgemm reads OpenMP's count, which set_num_threads leaves alone
     for (auto _ : state) {
         if (dnnl_sgemm('N', 'T', M, N, K, 1.f, a.data(), K, w.data(), K, 0.f, c.data(), N) != dnnl_success) std::abort();
         benchmark::DoNotOptimize(c.data());

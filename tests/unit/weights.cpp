@@ -223,6 +223,63 @@ TEST_CASE("F16 and BF16 tensors are converted to float exactly") {
           "shaped::safetensors: " + f.path + ": no tensor x");
 }
 
+namespace {
+
+// The resident kilobytes of the mapping that holds `address` (its "Rss" in /proc/self/smaps), -1 if none does.
+long resident_kb(const void* address) {
+    std::ifstream in("/proc/self/smaps");
+    const auto a = reinterpret_cast<std::uintptr_t>(address);
+    bool inside = false;
+    for (std::string line; std::getline(in, line);) {
+        unsigned long long begin = 0, end = 0;
+        if (std::sscanf(line.c_str(), "%llx-%llx ", &begin, &end) == 2 && line.find(':') > line.find(' '))
+            inside = begin <= a && a < end;
+        else if (inside && line.rfind("Rss:", 0) == 0)
+            return std::stol(line.substr(4));
+    }
+    return -1;
+}
+
+}  // namespace
+
+TEST_CASE("reading tensors gives back the file's pages: a load holds what it fills, not the file as well") {
+    // 20 MB of F32 and 18 MB of BF16, each more than one of the reader's 16 MiB slices.
+    constexpr std::size_t nf = 5'000'000, nb = 9'000'000;
+    const std::string header = R"({"f":{"dtype":"F32","shape":[5000000],"data_offsets":[0,20000000]},)"
+                               R"("b":{"dtype":"BF16","shape":[9000000],"data_offsets":[20000000,38000000]}})";
+    auto bytes = safetensors_bytes(header, 4 * nf + 2 * nb);
+    char* data = bytes.data() + 8 + header.size();
+    for (std::size_t i = 0; i < nf; ++i) {
+        const float v = static_cast<float>(i);
+        std::memcpy(data + 4 * i, &v, 4);
+    }
+    for (std::size_t i = 0; i < nb; ++i) {
+        const auto v = static_cast<std::uint16_t>(0x3f80 + i % 128);  // 1 + (i % 128) / 128
+        std::memcpy(data + 4 * nf + 2 * i, &v, 2);
+    }
+    const temp_file file("slices.safetensors", bytes);
+    const io::safetensors_file s(file.path);
+    struct f_axis : shaped::axis<"f", nf> {};
+    struct b_axis : shaped::axis<"b", nb> {};
+    shaped::tensor<float, f_axis> f;
+    shaped::tensor<float, b_axis> b;
+    s.read("f", f);
+    s.read("b", b);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < nf; ++i) wrong += f.data()[i] != static_cast<float>(i);
+    for (std::size_t i = 0; i < nb; ++i) wrong += b.data()[i] != 1.0f + static_cast<float>(i % 128) / 128.0f;
+    CHECK(wrong == 0);
+    // What stays mapped in: at most the pages a tensor shares with the header or its neighbour (a reader that
+    // kept the pages it read holds all 38 MB).
+    const long kb = resident_kb(s.bytes(*s.find("f")).data());
+    CHECK(kb >= 0);
+    CHECK(kb <= 16);
+    // Given back is not lost: the bytes read again from the file.
+    shaped::tensor<float, f_axis> again;
+    s.read("f", again);
+    CHECK(again.data()[nf - 1] == static_cast<float>(nf - 1));
+}
+
 TEST_CASE("a fuzzed file is refused with a clear exception or read, never read outside its bytes") {
     struct four : shaped::axis<"four", 4> {};
     struct three : shaped::axis<"three", 3> {};

@@ -101,7 +101,8 @@ public:
         size_ = static_cast<std::size_t>(st.st_size);
         if (size_ > 0) {
             // Not populated here: the header is checked first, touching its pages only, so that a large file
-            // that is not a safetensors file is refused without being read. populate() reads the rest.
+            // that is not a safetensors file is refused without being read; a tensor's pages are read when it
+            // is copied (populate), and given back after (release).
             void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
             if (p == MAP_FAILED) {
                 ::close(fd);
@@ -124,18 +125,36 @@ public:
     }
     const std::byte* data() const noexcept { return data_; }
     std::size_t size() const noexcept { return size_; }
-    // Reads the pages from `offset` on in one pass rather than a fault per page (advice only: errors ignored).
-    void populate(std::size_t offset) const noexcept {
-        const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-        const std::size_t begin = offset / page * page;
-        if (!data_ || begin >= size_) return;
+    // Reads the pages of bytes [offset, offset + length) in one pass rather than a fault per page (advice
+    // only: errors ignored).
+    void populate(std::size_t offset, std::size_t length) const noexcept {
+        const auto [begin, end] = pages(offset, offset + length, true);
+        if (begin >= end) return;
 #ifdef MADV_POPULATE_READ
-        if (::madvise(const_cast<std::byte*>(data_) + begin, size_ - begin, MADV_POPULATE_READ) == 0) return;
+        if (::madvise(const_cast<std::byte*>(data_) + begin, end - begin, MADV_POPULATE_READ) == 0) return;
 #endif
-        ::madvise(const_cast<std::byte*>(data_) + begin, size_ - begin, MADV_WILLNEED);
+        ::madvise(const_cast<std::byte*>(data_) + begin, end - begin, MADV_WILLNEED);
+    }
+    // Gives back the pages that lie wholly inside bytes [offset, offset + length): they leave the process's
+    // resident memory, and are read from the file again if touched again (the mapping is private and never
+    // written, so nothing is lost). Advice only: errors ignored.
+    void release(std::size_t offset, std::size_t length) const noexcept {
+        const auto [begin, end] = pages(offset, offset + length, false);
+        if (begin < end) ::madvise(const_cast<std::byte*>(data_) + begin, end - begin, MADV_DONTNEED);
     }
 
 private:
+    // The page-aligned byte range of [from, to) within the file: the pages it touches (outward), or the pages
+    // it holds whole (inward).
+    std::pair<std::size_t, std::size_t> pages(std::size_t from, std::size_t to, bool outward) const noexcept {
+        const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+        to = std::min(to, size_);
+        if (!data_ || from >= to) return {0, 0};
+        if (outward) return {from / page * page, std::min(size_, (to + page - 1) / page * page)};
+        const std::size_t end = to == size_ ? size_ : to / page * page;  // the file's last page is whole
+        return {(from + page - 1) / page * page, end};
+    }
+
     const std::byte* data_ = nullptr;
     std::size_t size_ = 0;
 };
@@ -176,7 +195,9 @@ struct safetensors_entry {
 /// outside the data or in the wrong order, a byte count other than the shape and dtype give, two tensors that
 /// overlap, bytes of the data that belong to no tensor (a hole, or bytes after the last one). Everything is
 /// checked when the file is opened, so that nothing is ever read outside the mapping; no check recurses on a
-/// depth the file chooses. `read` throws `file_error` for a
+/// depth the file chooses. Memory: opening reads the header's pages alone; `read` reads a tensor's pages as
+/// it copies them, in slices of 16 MiB, and gives each slice's pages back after (a model's load peaks at the
+/// model's own memory, not the model's and the file's). `read` throws `file_error` for a
 /// missing key or a dtype the tensor cannot take, and `shape_error` (naming the file and the key, the
 /// expected extents with their axis names, and the file's) for other extents.
 /// Source: the safetensors format (huggingface/safetensors), as `safetensors.torch.load_file` reads it.
@@ -254,21 +275,32 @@ public:
 
 private:
 
+    // Copies `e` into `out` in slices of 16 MiB of the file, each read in one pass before it is copied and
+    // given back after: loading holds the tensors it fills, not the file as well (a checkpoint's F32 file
+    // would otherwise double the memory a model's load takes at its peak).
     template <class V>
     void convert(const safetensors_entry& e, V* out) const {
         check_dtype<V>(e);
-        const std::byte* p = data_ + e.begin;
         const std::size_t n = e.numel();
         if (n == 0) return;  // a zero-size tensor: memcpy may not be given the null data of an empty buffer
-        if (e.dtype == "F16" || e.dtype == "BF16") {
-            const bool half = e.dtype == "F16";
-            for (std::size_t i = 0; i < n; ++i) {
-                std::uint16_t v;
-                std::memcpy(&v, p + 2 * i, 2);
-                out[i] = half ? detail::half_to_float(v) : detail::bfloat16_to_float(v);
+        const bool half = e.dtype == "F16", bfloat = e.dtype == "BF16";
+        const std::size_t size = half || bfloat ? 2 : sizeof(V);
+        const std::size_t slice = (std::size_t{1} << 24) / size;
+        const std::size_t at = static_cast<std::size_t>(data_ - map_.data()) + e.begin;  // in the file
+        for (std::size_t i = 0; i < n; i += slice) {
+            const std::size_t m = std::min(slice, n - i);
+            const std::byte* p = data_ + e.begin + i * size;
+            map_.populate(at + i * size, m * size);
+            if (half || bfloat) {
+                for (std::size_t j = 0; j < m; ++j) {
+                    std::uint16_t v;
+                    std::memcpy(&v, p + 2 * j, 2);
+                    out[i + j] = half ? detail::half_to_float(v) : detail::bfloat16_to_float(v);
+                }
+            } else {
+                std::memcpy(out + i, p, m * sizeof(V));
             }
-        } else {
-            std::memcpy(out, p, n * sizeof(V));
+            map_.release(at + i * size, m * size);
         }
     }
 
@@ -467,7 +499,6 @@ private:
         if (end != data_size)
             corrupt(std::to_string(data_size - end) + " bytes after the last tensor belong to no tensor (the data ends at " +
                     std::to_string(end) + ", the file " + std::to_string(data_size) + " bytes after its header)");
-        map_.populate(8 + static_cast<std::size_t>(n));  // the checks passed: read the data in one pass
     }
 
     // The reference reader's bound on the header (`MAX_HEADER_SIZE`).
