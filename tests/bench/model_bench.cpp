@@ -1,5 +1,6 @@
 // Today's models at their published sizes, random weights drawn as the book's classes draw them (seed 123):
-// Qwen3 0.6B (nn::qwen3_0_6b) and Gemma 3 270M (nn::gemma3_270m). Cached decoding (tokens per second, and
+// Qwen3 0.6B (nn::qwen3_0_6b) and Gemma 3 270M (nn::gemma3_270m), with float weights and with BF16 ones
+// (weight_type, the same draws rounded). Cached decoding (tokens per second, and
 // the bytes of weights one step reads, against machine/read_bandwidth: the decoding bound), and a prompt of
 // 512 tokens into an empty cache with the last position's logits (as llama.cpp's `llama-bench -p 512`
 // times it; the pass's GFLOP against onednn_sgemm at the feed-forward layer's size: the prefill bound).
@@ -46,12 +47,14 @@ ids_t<Model> make_ids(std::size_t t) {
 }
 
 // The bytes of weights one decoding step reads: every parameter, the token embeddings whole when they are the
-// output head too (tied), else one row of them.
+// output head too (tied), else one row of them; 2 bytes each where the model keeps them in BF16 (the norms'
+// scales, a few thousand floats, counted at 2 too).
 template <class Model>
 double step_bytes(const Model& m) {
     const double all = static_cast<double>(m.parameter_count());
     const double emb = static_cast<double>(m.tok_emb.weight.numel());
-    return 4.0 * (Model::config::tie_word_embeddings ? all : all - emb);
+    return static_cast<double>(sizeof(typename decltype(m.tok_emb.weight)::value_type)) *
+           (Model::config::tie_word_embeddings ? all : all - emb);
 }
 
 // The FLOPs of a 512-token prompt's pass with the last position's logits: the projections and the
@@ -120,8 +123,18 @@ void onednn_sgemm_512(benchmark::State& state) {
     state.counters["GFLOP/s"] = benchmark::Counter(2.0 * M * N * K / 1e9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// The published configurations with their weights kept in BF16, as their checkpoints store them.
+struct qwen3_0_6b_bf16 : nn::qwen3_0_6b {
+    using weight_type = shaped::bfloat16;
+};
+struct gemma3_270m_bf16 : nn::gemma3_270m {
+    using weight_type = shaped::bfloat16;
+};
+
 using qwen3 = nn::qwen3_model<nn::qwen3_0_6b>;
 using gemma3 = nn::gemma_model<nn::gemma3_270m>;
+using qwen3_bf16 = nn::qwen3_model<qwen3_0_6b_bf16>;
+using gemma3_bf16 = nn::gemma_model<gemma3_270m_bf16>;
 
 }  // namespace
 
@@ -133,8 +146,14 @@ BENCHMARK_TEMPLATE(decode, qwen3)->Name("shaped_qwen3_0_6b/decode_cached_new16")
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(prefill, qwen3)->Name("shaped_qwen3_0_6b/prefill_t512_last")->ArgName("threads")->Arg(1)->Arg(2)
     ->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(decode, qwen3_bf16)->Name("shaped_qwen3_0_6b_bf16/decode_cached_new16")->ArgName("threads")->Arg(1)
+    ->Arg(2)->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(prefill, qwen3_bf16)->Name("shaped_qwen3_0_6b_bf16/prefill_t512_last")->ArgName("threads")->Arg(1)
+    ->Arg(2)->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(decode, gemma3)->Name("shaped_gemma3_270m/decode_cached_new16")->ArgName("threads")->Arg(1)->Arg(2)
     ->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(decode, gemma3_bf16)->Name("shaped_gemma3_270m_bf16/decode_cached_new16")->ArgName("threads")->Arg(1)
+    ->Arg(2)->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(prefill, gemma3)->Name("shaped_gemma3_270m/prefill_t512_last")->ArgName("threads")->Arg(1)->Arg(2)
     ->Unit(benchmark::kMillisecond);
 

@@ -1,6 +1,6 @@
 // libFuzzer target: any bytes as a .safetensors file. The file is opened (every check of the header and the
-// offsets), each tensor it lists is read into float, double or int64 elements by its dtype, and a small
-// module is loaded from it with load_state_dict: each must succeed, or throw file_error or shape_error,
+// offsets), each tensor it lists is read into float, bfloat16, double or int64 elements by its dtype, and a
+// small module, and the same with BF16 weights, are loaded from it with load_state_dict: each must succeed, or throw file_error or shape_error,
 // never crash or read outside the file. The bytes are given to the loader as a file (a memfd), since it maps
 // its input. An input is counted as accepted when the file opens (its header and offsets pass every
 // check). Built and run by run.py (meson test --suite fuzz).
@@ -62,11 +62,14 @@ void attempt(const std::string& path, const std::uint8_t* data, std::size_t size
     try {
         for (const auto& e : f.entries()) {
             read_as<float>(f, e);
+            read_as<shaped::bfloat16>(f, e);
             read_as<double>(f, e);
             read_as<std::int64_t>(f, e);
         }
         shaped::nn::linear<four, three> layer(shaped::nn::skip_init);
         io::load_state_dict(layer, f);
+        shaped::nn::linear<four, three, float, shaped::bfloat16> kept(shaped::nn::skip_init);
+        io::load_state_dict(kept, f);
     } catch (const io::file_error&) {
     } catch (const shaped::shape_error&) {
     }

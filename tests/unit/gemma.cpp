@@ -158,6 +158,16 @@ TEST_CASE("gemma_model equals the book's Gemma3Model: one key/value head, an unt
                                 golden::gemma_105_parameters);
 }
 
+TEST_CASE("gemma_model with weight_type bfloat16: BF16 shards kept as stored give the book's logits, cached too") {
+    struct cfg_105_bf16 : cfg_105 {
+        using weight_type = shaped::bfloat16;
+    };
+    static_assert(std::is_same_v<decltype(std::declval<nn::gemma_model<cfg_105_bf16>&>().tok_emb.weight)::value_type,
+                                 shaped::bfloat16>);
+    check_against_book<cfg_105_bf16>("105_bf16", golden::gemma_105_ids, golden::gemma_105_logits, golden::gemma_105_cached,
+                                     golden::gemma_105_parameters);
+}
+
 TEST_CASE("gemma_model: generation gives the same ids with the caches and without, past every window") {
     struct max_length : shaped::axis<"max_length", 24> {};
     struct seq : shaped::dynamic_axis<"seq", shaped::at_most<max_length>> {};

@@ -219,6 +219,53 @@ TEST_CASE("load_llama_weights: Hugging Face checkpoints in F32, in BF16 shards, 
     }
 }
 
+TEST_CASE("weight_type bfloat16: a BF16 checkpoint kept as stored gives the book's logits; an F32 one, rounded, within 1%") {
+    struct untied_bf16 : untied_cfg {
+        using weight_type = shaped::bfloat16;
+    };
+    struct tied_bf16 : tied_cfg {
+        using weight_type = shaped::bfloat16;
+    };
+    using model_t = nn::llama_model<untied_bf16>;
+    static_assert(std::is_same_v<decltype(std::declval<model_t&>().tok_emb.weight)::value_type, shaped::bfloat16>);
+    static_assert(std::is_same_v<decltype(std::declval<model_t&>().trf_blocks[0].att.W_query.weight)::value_type,
+                                 shaped::bfloat16>);
+    static_assert(std::is_same_v<decltype(std::declval<model_t&>().trf_blocks[0].norm1.scale)::value_type, float>);
+    {
+        model_t model(nn::skip_init);
+        shaped::io::load_llama_weights(model, shaped::io::hf_checkpoint(checkpoints / "102_bf16"));
+        const auto ids = ids_of<untied_bf16>(golden::llama_102_ids);
+        const auto logits = model(ids);
+        CHECK(test::max_abs_diff(logits, golden::llama_102_bf16_logits) <= 1e-4);
+        // Through the caches in chunks of 4 and 3, and the prompt's last position alone.
+        for (std::size_t pos : {0, 4}) {
+            const std::size_t n = pos == 0 ? 4 : 3;
+            std::vector<std::int64_t> part;
+            for (std::size_t b = 0; b < 2; ++b)
+                for (std::size_t t = pos; t < pos + n; ++t) part.push_back(ids.at(b, t));
+            const auto step = model(shaped::tensor<std::int64_t, untied_bf16::batch, untied_bf16::num_tokens>::from_buffer(part, 2, n),
+                                    nn::use_cache);
+            CHECK(test::rows_diff(step, golden::llama_102_bf16_logits, pos, 7, 50, 2) <= 1e-4);
+        }
+        model.reset_kv_cache();
+        const auto last = model(ids, nn::use_cache, nn::last_position);
+        CHECK(shaped::max_abs_diff(last, logits.select<untied_bf16::num_tokens>(-1)) <= 1e-5);
+        CHECK(model.parameter_count() == nn::llama_parameter_counts<untied_bf16>().unique);
+    }
+    {
+        nn::llama_model<tied_bf16> model(nn::skip_init);
+        shaped::io::load_llama_weights(model, shaped::io::hf_checkpoint(checkpoints / "101_f32"));
+        const auto logits = model(ids_of<tied_bf16>(golden::llama_101_ids));
+        // Rounding the weights moves the logits by about BF16's relative precision (2^-8) of their size.
+        double largest = 0;
+        for (const float v : golden::llama_101_f32_logits) largest = std::max(largest, double(std::abs(v)));
+        const double off = test::max_abs_diff(logits, golden::llama_101_f32_logits);
+        CHECK(off <= 1e-2 * largest);
+        CHECK(off > 1e-6);  // the weights were rounded on load
+        CHECK(argmax_of(logits) == golden_argmax(golden::llama_101_f32_logits, 50));
+    }
+}
+
 TEST_CASE("load_llama_weights refuses a config.json that differs from the type, naming each field, and bad indexes") {
     using shaped::io::file_error;
     const shaped::io::hf_checkpoint ck(checkpoints / "101_f32");

@@ -20,13 +20,13 @@
 #include <vector>
 
 #include "../threads.hpp"
+#include "cpu.hpp"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef SHAPED_X86_SIMD
 #include <immintrin.h>
 #define SHAPED_FLASH_AVX2 1
 #define SHAPED_FLASH_AVX512 1
-// The features of the AVX-512 functions' target attribute: those of Skylake-X, Zen 4 and later.
-#define SHAPED_FLASH_AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,fma")))
+#define SHAPED_FLASH_AVX512_TARGET SHAPED_AVX512_TARGET
 #endif
 
 namespace shaped::detail::flash {
@@ -35,9 +35,11 @@ namespace shaped::detail::flash {
 /// are padded to a multiple of it; the AVX-512 micro-kernel takes up to four panels at once).
 inline constexpr std::size_t block_q = 64, block_k = 128, panel = 16;
 
-/// The kernel's code paths, narrowest first: plain loops, AVX2/FMA, AVX-512. `best` is the widest the CPU
-/// has; a problem asking for a path the CPU lacks gets the widest it has below it (`resolve`).
-enum class isa { portable, avx2, avx512, best };
+/// The kernel's code paths (detail/cpu.hpp): plain loops, AVX2/FMA, AVX-512, the widest the CPU has.
+using detail::isa;
+using detail::has_avx2;
+using detail::has_avx512;
+using detail::resolve;
 
 /// One operand: where batch `j`'s matrix starts (strides of the batch axes) and the distance between its
 /// rows (tokens); elements along a row (head_dim) are adjacent.
@@ -209,12 +211,6 @@ __attribute__((target("avx2,fma"))) inline void softmax_tile_avx2(float* st, std
 __attribute__((target("avx2,fma"))) inline void scale_row_avx2(float* x, std::size_t n, float f) {
     const __m256 fb = _mm256_set1_ps(f);
     for (std::size_t j = 0; j < n; j += 8) _mm256_storeu_ps(x + j, _mm256_mul_ps(_mm256_loadu_ps(x + j), fb));
-}
-
-// Whether the CPU has AVX2 and FMA, the AVX2 functions' target; asked once.
-inline bool has_avx2() {
-    static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    return yes;
 }
 
 // C[R × 16·N] (+)= A[R × K] · B[K × 16·N], as tile_portable, in R·N AVX-512 registers: per step of K, N loads
@@ -399,25 +395,7 @@ SHAPED_FLASH_AVX512_TARGET inline void scale_row_avx512(float* x, std::size_t n,
     for (std::size_t j = 0; j < n; j += 16) _mm512_storeu_ps(x + j, _mm512_mul_ps(_mm512_loadu_ps(x + j), fb));
 }
 
-// Whether the CPU (and the OS, which must save the 512-bit registers) has the AVX-512 subsets the AVX-512
-// functions are compiled for; asked once.
-inline bool has_avx512() {
-    static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-                            __builtin_cpu_supports("fma");
-    return yes;
-}
-#else
-inline bool has_avx2() { return false; }
-inline bool has_avx512() { return false; }
 #endif
-
-/// The path a problem asking for `wanted` runs on: the widest the CPU has, capped at `wanted`, so that no
-/// request executes an instruction the CPU lacks. The one place the kernel's code path is chosen.
-inline isa resolve(isa wanted) {
-    const isa widest = has_avx512() ? isa::avx512 : has_avx2() ? isa::avx2 : isa::portable;
-    return std::min(wanted, widest);
-}
 
 inline float exp_portable(float x) { return x < exp_min_arg ? 0.0f : std::exp(x); }  // as exp8
 

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../bfloat16.hpp"
 #include "../detail/json.hpp"
 #include "../diagnostics.hpp"
 #include "../tensor.hpp"
@@ -184,8 +185,9 @@ struct safetensors_entry {
 /// `{"dtype", "shape", "data_offsets": [begin, end]}` (and an optional `"__metadata__"` object); then the
 /// data, each tensor row-major at its offsets.
 /// Shapes: each entry's extents, as the file states them; `read` copies a tensor into one of the same
-/// extents. Element type: F32, F16 and BF16 read into float tensors (F16 and BF16 converted exactly), F64
-/// into double ones, I64 into `std::int64_t` ones; other pairings are refused.
+/// extents. Element type: F32, F16 and BF16 read into float tensors (F16 and BF16 converted exactly) and
+/// into bfloat16 ones (BF16 kept as it is, F32 and F16 rounded to the nearest), F64 into double ones, I64
+/// into `std::int64_t` ones; other pairings are refused.
 /// Errors: thrown, `file_error` naming the file when it cannot be opened, is not a regular file (a FIFO is
 /// refused without waiting for a writer), or is not a safetensors file as the reference reader
 /// (huggingface/safetensors' `validate`) defines one: shorter than its 8-byte header length, a header length
@@ -246,14 +248,17 @@ public:
         convert(e, out);
     }
 
-    /// Throws `file_error` unless a tensor of `V` elements can take `e`'s dtype: F32, F16 or BF16 for float,
-    /// F64 for double, I64 for `std::int64_t`.
+    /// Throws `file_error` unless a tensor of `V` elements can take `e`'s dtype: F32, F16 or BF16 for float
+    /// and for bfloat16, F64 for double, I64 for `std::int64_t`.
     template <class V>
     void check_dtype(const safetensors_entry& e) const {
-        static_assert(std::is_same_v<V, float> || std::is_same_v<V, double> || std::is_same_v<V, std::int64_t>,
-                      "shaped::io::safetensors_file::read: into float, double or std::int64_t tensors");
+        static_assert(std::is_same_v<V, float> || std::is_same_v<V, bfloat16> || std::is_same_v<V, double> ||
+                          std::is_same_v<V, std::int64_t>,
+                      "shaped::io::safetensors_file::read: into float, bfloat16, double or std::int64_t tensors");
         if constexpr (std::is_same_v<V, float>) {
             if (e.dtype != "F32" && e.dtype != "F16" && e.dtype != "BF16") refuse(e, "a float tensor takes F32, F16 or BF16");
+        } else if constexpr (std::is_same_v<V, bfloat16>) {
+            if (e.dtype != "F32" && e.dtype != "F16" && e.dtype != "BF16") refuse(e, "a bfloat16 tensor takes BF16, F32 or F16");
         } else if constexpr (std::is_same_v<V, double>) {
             if (e.dtype != "F64") refuse(e, "a double tensor takes F64");
         } else {
@@ -284,14 +289,26 @@ private:
         const std::size_t n = e.numel();
         if (n == 0) return;  // a zero-size tensor: memcpy may not be given the null data of an empty buffer
         const bool half = e.dtype == "F16", bfloat = e.dtype == "BF16";
-        const std::size_t size = half || bfloat ? 2 : sizeof(V);
+        const std::size_t size = half || bfloat ? 2 : e.dtype == "F32" ? 4 : sizeof(V);
         const std::size_t slice = (std::size_t{1} << 24) / size;
         const std::size_t at = static_cast<std::size_t>(data_ - map_.data()) + e.begin;  // in the file
         for (std::size_t i = 0; i < n; i += slice) {
             const std::size_t m = std::min(slice, n - i);
             const std::byte* p = data_ + e.begin + i * size;
             map_.populate(at + i * size, m * size);
-            if (half || bfloat) {
+            if constexpr (std::is_same_v<V, bfloat16>) {  // BF16 as it is; F16 and F32 rounded once
+                for (std::size_t j = 0; j < m; ++j) {
+                    if (size == 4) {
+                        float v;
+                        std::memcpy(&v, p + 4 * j, 4);
+                        out[i + j] = bfloat16(v);
+                    } else {
+                        std::uint16_t v;
+                        std::memcpy(&v, p + 2 * j, 2);
+                        out[i + j] = half ? bfloat16(detail::half_to_float(v)) : bfloat16::from_bits(v);
+                    }
+                }
+            } else if (half || bfloat) {
                 for (std::size_t j = 0; j < m; ++j) {
                     std::uint16_t v;
                     std::memcpy(&v, p + 2 * j, 2);

@@ -10,6 +10,7 @@
 #include <string>
 #include <type_traits>
 
+#include "../bfloat16.hpp"
 #include "../diagnostics.hpp"
 #include "../tensor.hpp"
 #include "../torch/normal.hpp"
@@ -29,7 +30,8 @@ namespace detail {
 ///
 /// Shapes: `weight` is `(Vocab, Emb)`; the call maps ids `(Axes...)` (integers, `std::int64_t`) to
 /// `(Axes..., Emb)`. The ids' axes are positions (`batch`, `num_tokens`), static or run-time.
-/// Element type: float.
+/// Element type: float rows; the table float (`Weight`'s default) or `bfloat16` (kept in BF16, each row
+/// looked up converted to float exactly).
 /// Errors: compile time, ids that are not integers (a float tensor: `.to<std::int64_t>()` it if that is what
 /// was meant), or that lie along the vocabulary or the embedding axis (the table's own axes: a tensor of
 /// scores or of embeddings, not of ids); `Vocab` or `Emb` a run-time axis. Thrown: `std::out_of_range` for
@@ -37,8 +39,10 @@ namespace detail {
 /// Source: `torch.nn.Embedding(num_embeddings, embedding_dim)`, whose weight is drawn with `normal_(0, 1)`:
 /// the same seed gives the same table (see `torch::normal_`). The book's `tok_emb` and `pos_emb` (chapter 4).
 /// Example: `shaped::nn::embedding<vocab_size, emb_dim> tok_emb;  auto x = tok_emb(in_idx);`
-template <Axis Vocab, Axis Emb>
+template <Axis Vocab, Axis Emb, class Weight = float>
 class embedding {
+    static_assert(std::is_same_v<Weight, float> || std::is_same_v<Weight, bfloat16>,
+                  "shaped::nn::embedding<Vocab, Emb, Weight>: the table holds float or bfloat16");
     static_assert(StaticAxis<Vocab> && StaticAxis<Emb>,
                   "shaped::nn::embedding<Vocab, Emb>: the vocabulary and the embedding are static axes (the table's "
                   "shape is fixed when it is built)");
@@ -50,11 +54,18 @@ public:
     using embedding_dim = Emb;
 
     /// `weight`: `(Vocab, Emb)`.
-    tensor<float, Vocab, Emb> weight;
+    tensor<Weight, Vocab, Emb> weight;
 
-    /// Draws the table from `gen` (the default generator unless given): `normal_(0, 1)`.
+    /// Draws the table from `gen` (the default generator unless given): `normal_(0, 1)`; a bfloat16 table
+    /// is drawn as a float one and rounded.
     explicit embedding(torch::generator& gen = torch::default_generator()) : weight(uninitialized) {
-        torch::normal_(weight, 0.0, 1.0, gen);
+        if constexpr (std::is_same_v<Weight, float>) {
+            torch::normal_(weight, 0.0, 1.0, gen);
+        } else {
+            tensor<float, Vocab, Emb> drawn(uninitialized);
+            torch::normal_(drawn, 0.0, 1.0, gen);
+            to_bfloat16(drawn.data(), weight.data(), weight.numel());
+        }
     }
 
     /// Allocates the table without drawing it, for weights that will be loaded.
@@ -84,13 +95,16 @@ public:
             result_t out(shaped::detail::take_extents<typename result_t::extents_type, sources>(ids.shape),
                          uninitialized);
             const auto& id_elements = ids.storage();  // row-major
-            const float* table = weight.data();
+            const Weight* table = weight.data();
             float* y = out.data();
             for (std::size_t i = 0; i < ids.numel(); ++i, y += Emb::extent) {
                 const auto id = static_cast<std::int64_t>(id_elements.data()[i]);
                 if (id < 0 || id >= static_cast<std::int64_t>(Vocab::extent)) [[unlikely]]
                     detail::id_out_of_range(id, Vocab::extent, axis_name<Vocab>());
-                std::copy_n(table + static_cast<std::size_t>(id) * Emb::extent, Emb::extent, y);
+                if constexpr (std::is_same_v<Weight, float>)
+                    std::copy_n(table + static_cast<std::size_t>(id) * Emb::extent, Emb::extent, y);
+                else
+                    to_float(table + static_cast<std::size_t>(id) * Emb::extent, y, Emb::extent);
             }
             return out;
         } else {

@@ -46,24 +46,25 @@ struct gelu_tanh {
 /// `linear<Emb, Hidden>`, `fc3` (`down_proj`) is `linear<Hidden, Emb>`, none with a bias; the call maps
 /// `(..., Emb)` to `(..., Emb)` through `(..., Hidden)`. `Hidden` is the configuration's `hidden_dim` (Llama
 /// 3.2 1B: 8192 on a width of 2048; Qwen3 0.6B: 3072 on 1024), an axis of its own, so `fc3` cannot be applied
-/// to the input nor `fc1` to the hidden values. Element type: float.
+/// to the input nor `fc1` to the hidden values. Element type: float; the weights `Weight`, float or
+/// `bfloat16` (kept in BF16, see `nn::linear`).
 /// Errors: compile time, an input whose last axis is not `Emb`. Nothing is thrown.
 /// Source: the book's `FeedForward` of Llama 3, Qwen3 (`silu(fc1(x)) * fc2(x)`, then `fc3`) and Gemma 3
 /// (`gelu(fc1(x), approximate="tanh") * fc2(x)`), rasbt/LLMs-from-scratch ch05/07_gpt_to_llama,
 /// ch05/11_qwen3, ch05/12_gemma3. Created in the order fc1, fc2, fc3: same seed, same weights.
 /// Example: `shaped::nn::swiglu_feed_forward<emb_dim, hidden_dim> ff;  auto y = ff(x);`
-template <Axis Emb, Axis Hidden, class Activation = nn::silu>
+template <Axis Emb, Axis Hidden, class Activation = nn::silu, class Weight = float>
 class gated_feed_forward {
     static_assert(StaticAxis<Emb> && StaticAxis<Hidden>,
                   "shaped::nn::gated_feed_forward<Emb, Hidden>: the embedding and hidden axes are static axes");
 
 public:
     /// The gate projection, `linear<Emb, Hidden>` without a bias.
-    linear<Emb, Hidden> fc1;
+    linear<Emb, Hidden, float, Weight> fc1;
     /// The up projection, `linear<Emb, Hidden>` without a bias.
-    linear<Emb, Hidden> fc2;
+    linear<Emb, Hidden, float, Weight> fc2;
     /// The down projection, `linear<Hidden, Emb>` without a bias.
-    linear<Hidden, Emb> fc3;
+    linear<Hidden, Emb, float, Weight> fc3;
 
     /// Draws fc1, fc2 and fc3 from `gen`, in that order.
     explicit gated_feed_forward(torch::generator& gen = torch::default_generator())
@@ -92,12 +93,12 @@ public:
 };
 
 /// SwiGLU: the gated layer with SiLU, as Llama 3 and Qwen3 use it.
-template <Axis Emb, Axis Hidden>
-using swiglu_feed_forward = gated_feed_forward<Emb, Hidden, nn::silu>;
+template <Axis Emb, Axis Hidden, class Weight = float>
+using swiglu_feed_forward = gated_feed_forward<Emb, Hidden, nn::silu, Weight>;
 
 /// The gated layer with the tanh approximation of GELU, as Gemma 3 uses it.
-template <Axis Emb, Axis Hidden>
-using geglu_feed_forward = gated_feed_forward<Emb, Hidden, nn::gelu_tanh>;
+template <Axis Emb, Axis Hidden, class Weight = float>
+using geglu_feed_forward = gated_feed_forward<Emb, Hidden, nn::gelu_tanh, Weight>;
 
 }  // namespace shaped::nn
 

@@ -38,7 +38,8 @@ constexpr std::array<layer_type, NLayers> gemma3_layer_types() {
 /// `sliding_window`; the run-time axes `batch` and `num_tokens` (declared within `context_length`); and
 /// `n_layers`, `layer_types` (a `std::array<layer_type, n_layers>`), `rope_theta` (the global layers' base),
 /// `rope_local_base_freq` (the local layers'), `rms_norm_eps`, `query_pre_attn_scalar` (the scores are
-/// scaled by its inverse square root) and `tie_word_embeddings`.
+/// scaled by its inverse square root) and `tie_word_embeddings`; optionally `weight_type`
+/// (`shaped::bfloat16` keeps the weights in BF16, see `weight_type_of`).
 template <class C>
 concept GemmaConfig =
     StaticAxis<typename C::vocab_size> && StaticAxis<typename C::context_length> && StaticAxis<typename C::emb_dim> &&

@@ -27,6 +27,7 @@
 #include "parameters.hpp"
 #include "rms_norm.hpp"
 #include "rope.hpp"
+#include "weight_type.hpp"
 
 namespace shaped::nn {
 
@@ -52,7 +53,7 @@ public:
         grouped_query_attention<typename Config::emb_dim, typename Config::num_heads, typename Config::num_kv_heads,
                                 typename Config::head_dim, typename Config::context_length, rope_layout::split_halves,
                                 std::conditional_t<Sliding, typename Config::sliding_window, void>,
-                                rms_form::one_plus_scale>;
+                                rms_form::one_plus_scale, weight_type_of<Config>>;
     /// The RoPE table the call takes.
     using rope_type = typename attention_type::rope_type;
     /// Gemma's norm: `x / rms(x) * (1 + scale)`, the scale zeros until loaded.
@@ -61,7 +62,7 @@ public:
     /// `att`: queries from `emb_dim` to `num_heads × head_dim`, keys and values to `num_kv_heads × head_dim`.
     attention_type att;
     /// `ff`: `fc3(gelu_tanh(fc1(x)) * fc2(x))`, `emb_dim → hidden_dim → emb_dim`.
-    geglu_feed_forward<typename Config::emb_dim, typename Config::hidden_dim> ff;
+    geglu_feed_forward<typename Config::emb_dim, typename Config::hidden_dim, weight_type_of<Config>> ff;
     /// The norm before the attention.
     norm_type input_layernorm{Config::rms_norm_eps};
     /// The norm of the attention's output, before the shortcut is added.
@@ -151,6 +152,8 @@ public:
     using rope_type = rope<context_length, typename Config::head_dim>;
 
 private:
+    static_assert(valid_weight_type<Config>, "shaped::nn::gemma_model<Config>: Config::weight_type is float or "
+                                             "shaped::bfloat16 (the element type the model keeps its weights in)");
     static constexpr bool config_ok = shaped::detail::prefix_of<typename Config::num_tokens, context_length>();
     static_assert(diag::expect<config_ok, shaped::detail::described<diag::tensor_axes, typename Config::num_tokens>,
                                shaped::detail::described<diag::expected_axes, context_length>>,
@@ -167,13 +170,13 @@ private:
 
 public:
     /// The token embeddings, `(vocab_size, emb_dim)`; with `tie_word_embeddings`, the output head too.
-    embedding<vocab_size, emb_dim> tok_emb;
+    embedding<vocab_size, emb_dim, weight_type_of<Config>> tok_emb;
     /// The `n_layers` blocks, in order (a `std::tuple`: local and global blocks are two types).
     blocks_type blocks;
     /// The norm after the last block.
     rms_norm<emb_dim, rms_form::one_plus_scale> final_norm{Config::rms_norm_eps};
     /// The output head, `linear<emb_dim, vocab_size>` without bias; absent with `tie_word_embeddings`.
-    std::optional<linear<emb_dim, vocab_size>> out_head;
+    std::optional<linear<emb_dim, vocab_size, float, weight_type_of<Config>>> out_head;
     /// The local layers' RoPE table, of `rope_local_base_freq`: not a parameter.
     rope_type rope_local{Config::rope_local_base_freq};
     /// The global layers' RoPE table, of `rope_theta`: not a parameter.

@@ -51,7 +51,8 @@ using window_or = typename window_or_t<W>::type;
 /// not `DIn / NumHeads` (Qwen3: 16 heads of 128 on a width of 1024). Inside: `W_query` is `DIn → d_out`
 /// (`d_out = NumHeads * HeadDim`), `W_key` and `W_value` `DIn → kv_dim` (`NumKvHeads * HeadDim`), `out_proj`
 /// `d_out → DIn`; queries `(batch, NumHeads, num_tokens, rotated<HeadDim, Layout>)`, keys `(batch,
-/// NumKvHeads, key<num_tokens>, rotated<HeadDim, Layout>)`, values on `HeadDim`. Element type: float.
+/// NumKvHeads, key<num_tokens>, rotated<HeadDim, Layout>)`, values on `HeadDim`. Element type: float; the
+/// four projections' weights `Weight`, float or `bfloat16` (kept in BF16, see `nn::linear`).
 /// Errors: compile time, a run-time `DIn`, `NumHeads`, `NumKvHeads`, `HeadDim` or `ContextLength`; `NumHeads`
 /// not declared as `NumKvHeads` times a group; an input that is not `(batch, num_tokens, DIn)` with
 /// `num_tokens` within `ContextLength`; a RoPE table of another head axis or layout; a `Window` that is not
@@ -71,7 +72,8 @@ using window_or = typename window_or_t<W>::type;
 /// Example: `shaped::nn::grouped_query_attention<emb_dim, num_heads, num_kv_heads, head_dim, context_length> att(true);`
 ///          `auto y = att(x, rope);`
 template <Axis DIn, Axis NumHeads, Axis NumKvHeads, Axis HeadDim, Axis ContextLength,
-          rope_layout Layout = rope_layout::split_halves, class Window = void, rms_form QkNormForm = rms_form::scale>
+          rope_layout Layout = rope_layout::split_halves, class Window = void, rms_form QkNormForm = rms_form::scale,
+          class Weight = float>
 class grouped_query_attention {
     static_assert(StaticAxis<DIn> && StaticAxis<NumHeads> && StaticAxis<NumKvHeads> && StaticAxis<HeadDim> &&
                       StaticAxis<ContextLength>,
@@ -104,13 +106,13 @@ public:
     using rope_type = rope<ContextLength, HeadDim, Layout>;
 
     /// `linear<DIn, d_out>`, no bias unless `qkv_bias`.
-    linear<DIn, d_out> W_query;
+    linear<DIn, d_out, float, Weight> W_query;
     /// `linear<DIn, kv_dim>`, as `W_query`.
-    linear<DIn, kv_dim> W_key;
+    linear<DIn, kv_dim, float, Weight> W_key;
     /// `linear<DIn, kv_dim>`, as `W_query`.
-    linear<DIn, kv_dim> W_value;
+    linear<DIn, kv_dim, float, Weight> W_value;
     /// `linear<d_out, DIn>`, no bias.
-    linear<d_out, DIn> out_proj;
+    linear<d_out, DIn, float, Weight> out_proj;
     /// QK-norm: RMSNorm over `head_dim` of each query head, before RoPE; present under `qk_norm`. Its form is
     /// `QkNormForm` (Gemma 3's is `rms_form::one_plus_scale`).
     std::optional<rms_norm<HeadDim, QkNormForm>> q_norm;

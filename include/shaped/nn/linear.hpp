@@ -11,6 +11,8 @@
 #include <string>
 #include <type_traits>
 
+#include "../bfloat16.hpp"
+#include "../detail/gemm_bf16.hpp"
 #include "../diagnostics.hpp"
 #include "../ops/matmul.hpp"
 #include "../shape.hpp"
@@ -26,7 +28,10 @@ namespace shaped::nn {
 /// Shapes: `weight` is `(Out, In)`, `bias` is `(Out)` or absent; the call maps `(..., In)` to `(..., Out)`.
 /// A layer built without a bias has none: `bias` is empty (`std::nullopt`, PyTorch's `None`) and nothing
 /// is added; giving it one (as assigning `layer.bias` in PyTorch) makes the forward pass add it.
-/// Element type: `Value`, float by default.
+/// Element type: `Value`, float by default, for the input, the bias and the output; `Weight`, `Value` by
+/// default, for the weight, or `bfloat16` with a float `Value` (weights kept in BF16: half the memory, and
+/// half the bytes a decoding step reads; each product and sum in float, as a float layer whose weight holds
+/// the same values computes them, up to the order of the sums).
 /// Errors: compile time, an input whose last axis is not `In`, by name and extent: the seed's 18-wide
 /// concatenation of full-width heads, `(batch, num_tokens, concat<d_out, d_out, d_out>)`, does not go into
 /// the attention's `out_proj` of type `linear<d_out, d_out>`; `In` or `Out` a run-time axis. Leading axes
@@ -35,8 +40,12 @@ namespace shaped::nn {
 /// `kaiming_uniform_(a=√5)` (uniform on ±1/√in_features, the bound computed as PyTorch computes it) and then
 /// the bias, uniform on ±1/√in_features, from the same generator: same seed, same parameters.
 /// Example: `shaped::nn::linear<d_out, d_out> out_proj;  auto y = out_proj(context_vec);`
-template <Axis In, Axis Out, class Value = float>
+template <Axis In, Axis Out, class Value = float, class Weight = Value>
 class linear {
+    static_assert(std::is_same_v<Weight, Value> || (std::is_same_v<Weight, bfloat16> && std::is_same_v<Value, float>),
+                  "shaped::nn::linear<In, Out, Value, Weight>: the weight's element type is the layer's, or bfloat16 "
+                  "in a float layer");
+
 public:
     /// The input's last axis, `in_features`.
     using in_features = In;
@@ -44,7 +53,7 @@ public:
     using out_features = Out;
 
     /// `weight`: `(out_features, in_features)`.
-    tensor<Value, Out, In> weight;
+    tensor<Weight, Out, In> weight;
     /// `bias`: `(out_features)`, or empty for a layer built with `bias=false`.
     std::optional<tensor<Value, Out>> bias;
 
@@ -58,7 +67,13 @@ public:
         const double fan_in = static_cast<double>(In::extent);
         const double gain = std::sqrt(2.0 / (1.0 + 5.0));
         const double w_bound = std::sqrt(3.0) * (gain / std::sqrt(fan_in));
-        torch::uniform_(weight, -w_bound, w_bound, gen);
+        if constexpr (std::is_same_v<Weight, Value>) {
+            torch::uniform_(weight, -w_bound, w_bound, gen);
+        } else {  // drawn as a float layer draws it, then rounded (`.to(torch.bfloat16)`)
+            tensor<Value, Out, In> drawn(uninitialized);
+            torch::uniform_(drawn, -w_bound, w_bound, gen);
+            to_bfloat16(drawn.data(), weight.data(), weight.numel());
+        }
         if (has_bias) {
             const double b_bound = 1.0 / std::sqrt(fan_in);
             bias.emplace();
@@ -111,7 +126,9 @@ public:
                     if (bias)
                         for (std::size_t r = 0; r < rows; ++r) std::copy_n(bias->data(), Out::extent, y + r * Out::extent);
                     const Value beta = bias ? Value(1) : Value(0);
-                    if (rows == 1)  // decoding: one row, at the memory's speed
+                    if constexpr (std::is_same_v<Weight, bfloat16>)
+                        shaped::detail::gemm_bf16(in.data(), weight.data(), y, rows, Out::extent, In::extent, beta);
+                    else if (rows == 1)  // decoding: one row, at the memory's speed
                         shaped::detail::gemv(weight.data(), in.data(), y, Out::extent, In::extent, beta);
                     else
                         shaped::detail::gemm(in.data(), weight.data(), y, rows, Out::extent, In::extent, true, beta);
@@ -143,11 +160,13 @@ public:
 /// rvalue copies it): 671 MB for Gemma 3 270M, at every decoding step.
 ///
 /// Shapes: `x` `(..., Emb)`, leading axes static or run-time; `weight` `(Vocab, Emb)`, static axes. Element
-/// type: float. Errors: compile time, `x`'s last axis not `Emb`. Nothing is thrown.
+/// type: float; the weight float or `bfloat16` (an embedding kept in BF16). Errors: compile time, `x`'s last
+/// axis not `Emb`. Nothing is thrown.
 /// Source: PyTorch's `F.linear(x, tok_emb.weight)`, what a tied `lm_head` computes (the book's
 /// `out_head.weight = tok_emb.weight`).
-template <Axis Vocab, Axis Emb, class Layout, Axis... X>
-auto tied_head(const basic_tensor<float, Layout, X...>& x, const tensor<float, Vocab, Emb>& weight) {
+template <Axis Vocab, Axis Emb, class W, class Layout, Axis... X>
+    requires(std::is_same_v<W, float> || std::is_same_v<W, bfloat16>)
+auto tied_head(const basic_tensor<float, Layout, X...>& x, const tensor<W, Vocab, Emb>& weight) {
     constexpr std::size_t n = sizeof...(X);
     constexpr bool ok = n >= 1 && last_axis_v<basic_tensor<float, Layout, X...>, Emb>;
     static_assert(diag::expect<ok, shaped::detail::described<diag::in_features, Emb>,
@@ -162,7 +181,9 @@ auto tied_head(const basic_tensor<float, Layout, X...>& x, const tensor<float, V
                          uninitialized);
             const std::size_t rows = x.numel() / Emb::extent;
             const auto& in = x.storage();
-            if (rows == 1)
+            if constexpr (std::is_same_v<W, bfloat16>)
+                shaped::detail::gemm_bf16(in.data(), weight.data(), out.data(), rows, Vocab::extent, Emb::extent);
+            else if (rows == 1)
                 shaped::detail::gemv(weight.data(), in.data(), out.data(), Vocab::extent, Emb::extent, 0.0f);
             else
                 shaped::detail::gemm(in.data(), weight.data(), out.data(), rows, Vocab::extent, Emb::extent, true, 0.0f);

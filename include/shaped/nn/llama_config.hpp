@@ -20,7 +20,8 @@ namespace shaped::nn {
 /// `head_dim` and `hidden_dim`; the run-time axes `batch` and `num_tokens` (declared within
 /// `context_length`) that the model's inputs take; and `n_layers`, `rope_theta`, `rope_scaling` (Llama 3's
 /// smoothing of the RoPE frequencies, or `std::nullopt`), `rms_norm_eps` and `tie_word_embeddings`; and
-/// optionally `qk_norm` (Qwen3's, see `qk_norm_of`).
+/// optionally `qk_norm` (Qwen3's, see `qk_norm_of`) and `weight_type` (`shaped::bfloat16` keeps the weights
+/// in BF16, see `weight_type_of`).
 template <class C>
 concept LlamaConfig =
     StaticAxis<typename C::vocab_size> && StaticAxis<typename C::context_length> && StaticAxis<typename C::emb_dim> &&

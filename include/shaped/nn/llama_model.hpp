@@ -24,6 +24,7 @@
 #include "parameters.hpp"
 #include "rms_norm.hpp"
 #include "rope.hpp"
+#include "weight_type.hpp"
 
 namespace shaped::nn {
 
@@ -41,16 +42,17 @@ template <LlamaConfig Config>
 class llama_block {
 public:
     /// The attention: `grouped_query_attention` without biases, with QK-norm when the config has it (Qwen3).
-    using attention_type = grouped_query_attention<typename Config::emb_dim, typename Config::num_heads,
-                                                   typename Config::num_kv_heads, typename Config::head_dim,
-                                                   typename Config::context_length>;
+    using attention_type =
+        grouped_query_attention<typename Config::emb_dim, typename Config::num_heads, typename Config::num_kv_heads,
+                                typename Config::head_dim, typename Config::context_length, rope_layout::split_halves,
+                                void, rms_form::scale, weight_type_of<Config>>;
     /// The RoPE table the call takes.
     using rope_type = typename attention_type::rope_type;
 
     /// `att`: queries from `emb_dim` to `num_heads × head_dim`, keys and values to `num_kv_heads × head_dim`.
     attention_type att;
     /// `ff`: `fc3(silu(fc1(x)) * fc2(x))`, `emb_dim → hidden_dim → emb_dim`.
-    swiglu_feed_forward<typename Config::emb_dim, typename Config::hidden_dim> ff;
+    swiglu_feed_forward<typename Config::emb_dim, typename Config::hidden_dim, weight_type_of<Config>> ff;
     /// The RMSNorm before the attention.
     rms_norm<typename Config::emb_dim> norm1{Config::rms_norm_eps};
     /// The RMSNorm before the feed-forward layer.
@@ -114,6 +116,8 @@ public:
     using block_type = llama_block<Config>;
 
 private:
+    static_assert(valid_weight_type<Config>, "shaped::nn::llama_model<Config>: Config::weight_type is float or "
+                                             "shaped::bfloat16 (the element type the model keeps its weights in)");
     // The config's num_tokens must be declared within its own context_length: a config derived from another
     // with context_length replaced (the book runs Llama 3.2 at 8192) keeps the base's num_tokens.
     static constexpr bool config_ok = shaped::detail::prefix_of<typename Config::num_tokens, context_length>();
@@ -127,13 +131,13 @@ private:
 public:
 
     /// The token embeddings, `(vocab_size, emb_dim)`; with `tie_word_embeddings`, the output head too.
-    embedding<vocab_size, emb_dim> tok_emb;
+    embedding<vocab_size, emb_dim, weight_type_of<Config>> tok_emb;
     /// The `n_layers` blocks, in order.
     std::array<block_type, Config::n_layers> trf_blocks;
     /// The RMSNorm after the last block.
     rms_norm<emb_dim> final_norm{Config::rms_norm_eps};
     /// The output head, `linear<emb_dim, vocab_size>` without bias; absent with `tie_word_embeddings`.
-    std::optional<linear<emb_dim, vocab_size>> out_head;
+    std::optional<linear<emb_dim, vocab_size, float, weight_type_of<Config>>> out_head;
     /// The RoPE table every block reads, `(context_length, head_dim)`: not a parameter.
     typename block_type::rope_type rope_table{Config::rope_theta, Config::rope_scaling};
 

@@ -46,6 +46,17 @@ TESTS = {
                 "cached decoding: 4-token prompt untimed, then 32 one-token steps"),
     "tg128": (["-p", "0", "-n", "128"], None, "cached decoding: 128 one-token steps from an empty cache"),
 }
+# Qwen3 0.6B's, against tests/bench/model_bench (16 steps there: a step reads 2.4 GB of float32 weights).
+QWEN3_TESTS = {
+    "pp512": TESTS["pp512"],
+    "tg16@d4": (["-p", "0", "-n", "16", "-d", "4"], "decode_cached_new16",
+                "cached decoding: 4-token prompt untimed, then 16 one-token steps"),
+}
+# The models: --model's name -> (its tests, shaped's benchmark prefix by weight type, the GGUF files' stem).
+MODELS = {
+    "gpt2-124m": (TESTS, {"f32": "shaped_gpt"}, "gpt2-124m-book-seed123"),
+    "qwen3-0.6b": (QWEN3_TESTS, {"f32": "shaped_qwen3_0_6b", "bf16": "shaped_qwen3_0_6b_bf16"}, "qwen3-0.6b-book-seed123"),
+}
 
 
 def log(*args):
@@ -219,6 +230,95 @@ def write_gpt2_gguf(gguf, path, dtype, tensors, cfg, tokens, merges):
     w.close()
 
 
+# Qwen3 0.6B (the book's QWEN_CONFIG_06_B, nn::qwen3_0_6b), as tests/golden/modern/reference.py builds it.
+QWEN3_0_6B = {"vocab_size": 151_936, "context_length": 40_960, "emb_dim": 1024, "n_heads": 16, "n_kv_groups": 8,
+              "head_dim": 128, "hidden_dim": 3072, "n_layers": 28, "rope_base": 1_000_000.0, "rope_freq": None,
+              "rms_norm_eps": 1e-6, "tie_word_embeddings": True, "qk_norm": True}
+
+
+def book_qwen3_state_dict():
+    """torch.manual_seed(123); the book's Qwen3Model(QWEN_CONFIG_06_B) (reference.py's Llama3Model with
+    qk_norm): the weights model_bench draws (shaped::torch::manual_seed(123), then qwen3_model<qwen3_0_6b>;
+    the tied head is drawn last and dropped, so the rest are the same draws). The logits of PROMPT_IDS' last
+    position, for the check."""
+    import runpy
+    import torch
+    ref = runpy.run_path(str(ROOT / "tests" / "golden" / "modern" / "reference.py"))
+    torch.manual_seed(123)
+    model = ref["Llama3Model"](QWEN3_0_6B)
+    model.eval()
+    with torch.no_grad():
+        logits = model(torch.tensor([PROMPT_IDS]))[0, -1].numpy().copy()
+    sd = {k: v.detach().numpy() for k, v in model.state_dict().items() if k != "out_head.weight"}
+    return sd, QWEN3_0_6B, logits
+
+
+def qwen3_tensors(sd, cfg):
+    """The state_dict under llama.cpp's Qwen3 names (src/models/qwen3.cpp): no output.weight (tied), the
+    queries' and keys' norms per head. Hugging Face's Qwen3 keeps RoPE's halves split (llama.cpp's NEOX rope,
+    its default for qwen3), as the book does: no permutation."""
+    used, out = set(), {}
+
+    def take(name):
+        used.add(name)
+        return sd[name]
+
+    out["token_embd.weight"] = take("tok_emb.weight")
+    names = {"att.W_query.weight": "attn_q.weight", "att.W_key.weight": "attn_k.weight",
+             "att.W_value.weight": "attn_v.weight", "att.out_proj.weight": "attn_output.weight",
+             "att.q_norm.scale": "attn_q_norm.weight", "att.k_norm.scale": "attn_k_norm.weight",
+             "ff.fc1.weight": "ffn_gate.weight", "ff.fc2.weight": "ffn_up.weight", "ff.fc3.weight": "ffn_down.weight",
+             "norm1.scale": "attn_norm.weight", "norm2.scale": "ffn_norm.weight"}
+    for i in range(cfg["n_layers"]):
+        for book, ours in names.items():
+            out[f"blk.{i}.{ours}"] = take(f"trf_blocks.{i}.{book}")
+    out["output_norm.weight"] = take("final_norm.scale")
+    assert used == set(sd), f"state_dict entries not written: {sorted(set(sd) - used)}"
+    return out
+
+
+def write_qwen3_gguf(gguf, path, dtype, tensors, cfg, tokens, merges):
+    """llama.cpp's qwen3 architecture. The tokenizer: GPT-2's BPE (Qwen's is not on this machine), its 50,257
+    tokens then padding tokens up to Qwen3's 151,936 rows; llama-bench draws random ids and the check's
+    prompt is GPT-2's ids, so the vocabulary's contents do not matter, only its size."""
+    import numpy as np
+    w = gguf.GGUFWriter(str(path), gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.QWEN3])
+    w.add_name("Qwen3 0.6B, the book's Qwen3Model, torch.manual_seed(123)")
+    w.add_block_count(cfg["n_layers"])
+    w.add_context_length(cfg["context_length"])
+    w.add_embedding_length(cfg["emb_dim"])
+    w.add_feed_forward_length(cfg["hidden_dim"])
+    w.add_head_count(cfg["n_heads"])
+    w.add_head_count_kv(cfg["n_kv_groups"])
+    w.add_key_length(cfg["head_dim"])
+    w.add_value_length(cfg["head_dim"])
+    w.add_rope_freq_base(cfg["rope_base"])
+    w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    w.add_file_type({"f32": gguf.LlamaFileType.ALL_F32, "f16": gguf.LlamaFileType.MOSTLY_F16,
+                     "bf16": gguf.LlamaFileType.MOSTLY_BF16}[dtype])
+    padded = tokens + [f"<|pad_{i}|>" for i in range(cfg["vocab_size"] - len(tokens))]
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("gpt-2")
+    w.add_token_list(padded)
+    eot = tokens.index("<|endoftext|>")
+    w.add_token_types([gguf.TokenType.CONTROL if i == eot or i >= len(tokens) else gguf.TokenType.NORMAL
+                       for i in range(len(padded))])
+    w.add_token_merges(merges)
+    w.add_bos_token_id(eot)
+    w.add_eos_token_id(eot)
+    w.add_add_bos_token(False)
+    for name, t in tensors.items():
+        if dtype == "bf16" and t.ndim >= 2:
+            w.add_tensor(name, gguf.quants.quantize(np.ascontiguousarray(t), gguf.GGMLQuantizationType.BF16),
+                         raw_dtype=gguf.GGMLQuantizationType.BF16)
+        else:
+            w.add_tensor(name, t.astype(np.float16 if dtype == "f16" and t.ndim >= 2 else np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
 def check_gguf(bins, path, ref_logits, tol):
     """llama-debug's logits of the last position of "Hello, I am" against PyTorch's (float32 on the CPU)."""
     import numpy as np
@@ -241,22 +341,28 @@ def check_gguf(bins, path, ref_logits, tol):
     return diff
 
 
-def models(cache, src, bins, bpe_dir, dtypes, check):
-    paths = {d: cache / f"gpt2-124m-book-seed123-{d}.gguf" for d in dtypes}
+def models(cache, src, bins, bpe_dir, dtypes, check, model="gpt2-124m"):
+    stem = MODELS[model][2]
+    paths = {d: cache / f"{stem}-{d}.gguf" for d in dtypes}
     if all(p.exists() for p in paths.values()) and not check:
         return paths
     if any(not p.exists() for p in paths.values()) and not bpe_dir:
         raise SystemExit("--bpe-dir (GPT-2's encoder.json and vocab.bpe) is needed to write the GGUF files")
     gguf = import_gguf(src)
-    log("drawing GPT-2 124M with torch.manual_seed(123) (the book's GPTModel)")
-    sd, cfg, ref_logits = book_gpt2_state_dict()
-    tensors = gpt2_tensors(sd, cfg)
+    if model == "gpt2-124m":
+        log("drawing GPT-2 124M with torch.manual_seed(123) (the book's GPTModel)")
+        sd, cfg, ref_logits = book_gpt2_state_dict()
+        tensors, write = gpt2_tensors(sd, cfg), write_gpt2_gguf
+    else:
+        log("drawing Qwen3 0.6B with torch.manual_seed(123) (the book's Qwen3Model)")
+        sd, cfg, ref_logits = book_qwen3_state_dict()
+        tensors, write = qwen3_tensors(sd, cfg), write_qwen3_gguf
     tokens, merges = gpt2_vocab(bpe_dir) if bpe_dir else (None, None)
     for d, p in paths.items():
         if not p.exists():
             log(f"writing {p}")
             tmp = p.with_suffix(".tmp")
-            write_gpt2_gguf(gguf, tmp, d, tensors, cfg, tokens, merges)
+            write(gguf, tmp, d, tensors, cfg, tokens, merges)
             tmp.rename(p)
         if check:
             check_gguf(bins, p, ref_logits, 1e-2 if d == "f32" else 1e-1)
@@ -272,13 +378,13 @@ def median(xs):
     return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 
 
-def run_llama(bins, paths, tests, threads, reps):
+def run_llama(bins, paths, tests, threads, reps, table_of=TESTS):
     """One llama-bench process per (model, test): the median tokens/s of its repetitions, keyed by
     (peer, test, threads)."""
     results, info = {}, {}
     for dtype, path in paths.items():
         for test in tests:
-            cmd = [bins["llama-bench"], "-m", path, *TESTS[test][0], "-t", ",".join(map(str, threads)),
+            cmd = [bins["llama-bench"], "-m", path, *table_of[test][0], "-t", ",".join(map(str, threads)),
                    "-r", str(reps), "-o", "json"]
             res = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
             if res.returncode != 0:
@@ -296,26 +402,29 @@ def shaped_tests(gpt_bench):
     return set(out.split())
 
 
-def run_shaped(gpt_bench, tests, threads, min_time):
-    names = sorted({TESTS[t][1] for t in tests if TESTS[t][1]})
+def run_shaped(bench, tests, threads, min_time, table_of=TESTS, prefixes=None):
+    """shaped's benchmarks matching `tests` under each weight type's prefix (`prefixes`, e.g. {"f32":
+    "shaped_gpt"}), with machine/read_bandwidth: tokens/s keyed as run_llama's, peers "shaped f32", ..."""
+    prefixes = prefixes or {"f32": "shaped_gpt"}
+    names = sorted({table_of[t][1] for t in tests if table_of[t][1]})
     thr = "|".join(map(str, threads))
-    # With the machine's read bandwidth, the bound of decoding (every weight read once per token).
-    flt = f"^(shaped_gpt/({'|'.join(names)})|machine/read_bandwidth)/threads:({thr})(/|$)"
-    res = subprocess.run([gpt_bench, "--benchmark_format=json", f"--benchmark_min_time={min_time}",
+    flt = f"^(({'|'.join(prefixes.values())})/({'|'.join(names)})|machine/read_bandwidth)/threads:({thr})(/|$)"
+    res = subprocess.run([bench, "--benchmark_format=json", f"--benchmark_min_time={min_time}",
                           "--benchmark_min_warmup_time=0.2", f"--benchmark_filter={flt}"],
                          capture_output=True, text=True)
     if res.returncode != 0:
-        raise SystemExit(f"{gpt_bench} failed:\n{res.stderr[-3000:]}")
+        raise SystemExit(f"{bench} failed:\n{res.stderr[-3000:]}")
+    by_prefix = {v: k for k, v in prefixes.items()}
     results = {}
     for b in json.loads(res.stdout)["benchmarks"]:
-        name, thr = re.match(r"\w+/(\w+)/threads:(\d+)", b["name"]).groups()  # then /real_time
+        prefix, name, thr = re.match(r"(\w+)/(\w+)/threads:(\d+)", b["name"]).groups()  # then /real_time
         if name == "read_bandwidth":
             results[("machine", "read GB/s", int(thr))] = b["GB/s"]
-        if "weight_MB" in b:
+        if "weight_MB" in b and by_prefix.get(prefix) == "f32":
             results[("machine", "weight MB", 0)] = b["weight_MB"]
         for test in tests:
-            if TESTS[test][1] == name:
-                results[("shaped f32", test, int(thr))] = b["tokens/s"]
+            if table_of[test][1] == name and prefix in by_prefix:
+                results[(f"shaped {by_prefix[prefix]}", test, int(thr))] = b["tokens/s"]
     return results
 
 
@@ -337,14 +446,17 @@ def main():
     ap.add_argument("--bpe-dir", type=pathlib.Path,
                     help="a folder with GPT-2's encoder.json and vocab.bpe (OpenAI's GPT-2 release; the same as "
                          "Hugging Face's vocab.json and merges.txt): needed to write the GGUF files")
-    ap.add_argument("--dtypes", default="f32,f16", help="GGUF weight types (default: %(default)s)")
-    ap.add_argument("--tests", default=",".join(TESTS), help="of " + ", ".join(TESTS) + " (default: all)")
+    ap.add_argument("--model", default="gpt2-124m", choices=sorted(MODELS),
+                    help="gpt2-124m against gpt_bench, or qwen3-0.6b against model_bench (default: %(default)s)")
+    ap.add_argument("--dtypes", default="f32,f16", help="GGUF weight types, of f32, f16 and bf16 (default: %(default)s)")
+    ap.add_argument("--tests", help="gpt2-124m's of " + ", ".join(TESTS) + "; qwen3-0.6b's of " +
+                    ", ".join(QWEN3_TESTS) + " (default: all of the model's)")
     ap.add_argument("--threads", default="1,2", help="(default: %(default)s)")
     ap.add_argument("--reps", type=int, default=5, help="llama-bench's -r in each round (default: %(default)s)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of both peers; medians (default: %(default)s)")
-    ap.add_argument("--gpt-bench", type=pathlib.Path,
-                    help="shaped's gpt_bench (meson: build/tests/bench/gpt_bench): its matching benchmarks run "
-                         "in turns with llama-bench")
+    ap.add_argument("--gpt-bench", "--shaped-bench", dest="gpt_bench", type=pathlib.Path,
+                    help="shaped's gpt_bench (meson: build/tests/bench/gpt_bench), or model_bench for "
+                         "qwen3-0.6b: its matching benchmarks run in turns with llama-bench")
     ap.add_argument("--min-time", default="2", help="gpt_bench's --benchmark_min_time (default: %(default)s)")
     ap.add_argument("--no-check", action="store_true", help="skip the logits check of the GGUF files")
     ap.add_argument("--build-only", action="store_true", help="build llama.cpp and write the GGUF files only")
@@ -353,16 +465,17 @@ def main():
                     help="also write the medians here: a list of {peer, test, threads, tokens_per_s}, and the "
                          "llama.cpp build's description")
     a = ap.parse_args()
+    table_of, prefixes, _ = MODELS[a.model]
     dtypes = a.dtypes.split(",")
-    tests = a.tests.split(",")
+    tests = a.tests.split(",") if a.tests else list(table_of)
     threads = [int(t) for t in a.threads.split(",")]
-    assert set(dtypes) <= {"f32", "f16"} and set(tests) <= set(TESTS), "unknown --dtypes or --tests"
+    assert set(dtypes) <= {"f32", "f16", "bf16"} and set(tests) <= set(table_of), "unknown --dtypes or --tests"
     a.cache.mkdir(parents=True, exist_ok=True)
 
     t0 = time.monotonic()
     bins = build_llama(a.cache, a.jobs)
     src = a.cache / "llama.cpp"
-    paths = models(a.cache, src, bins, a.bpe_dir, dtypes, not a.no_check)
+    paths = models(a.cache, src, bins, a.bpe_dir, dtypes, not a.no_check, a.model)
     log(f"llama.cpp ready in {time.monotonic() - t0:.0f} s: {llama_version(a.cache)}")
     if a.build_only:
         return
@@ -372,20 +485,21 @@ def main():
     if a.gpt_bench:
         gpt_bench = str(a.gpt_bench.resolve())
         have = shaped_tests(gpt_bench)
-        missing = sorted({TESTS[t][1] for t in tests if TESTS[t][1]} -
-                         {re.match(r"shaped_gpt/(\w+)/", n).group(1) for n in have if n.startswith("shaped_gpt/")})
-        if missing:
-            log(f"note: {gpt_bench} has no shaped_gpt/{{{','.join(missing)}}}: those cells are n/a")
-        peers.append("shaped f32")
+        for dtype, prefix in prefixes.items():
+            missing = sorted({table_of[t][1] for t in tests if table_of[t][1]} -
+                             {re.match(prefix + r"/(\w+)/", n).group(1) for n in have if n.startswith(prefix + "/")})
+            if missing:
+                log(f"note: {gpt_bench} has no {prefix}/{{{','.join(missing)}}}: those cells are n/a")
+            peers.append(f"shaped {dtype}")
 
     samples = {}
     for r in range(a.rounds):
         order = ["llama", "shaped"] if r % 2 == 0 else ["shaped", "llama"]
         for who in order:
             if who == "llama":
-                res, info = run_llama(bins, paths, tests, threads, a.reps)
+                res, info = run_llama(bins, paths, tests, threads, a.reps, table_of)
             elif gpt_bench:
-                res = run_shaped(gpt_bench, tests, threads, a.min_time)
+                res = run_shaped(gpt_bench, tests, threads, a.min_time, table_of, prefixes)
             else:
                 continue
             for k, v in res.items():
@@ -393,21 +507,21 @@ def main():
         log(f"round {r + 1}/{a.rounds} done ({' then '.join(o for o in order if o == 'llama' or gpt_bench)})")
     medians = {k: median(v) for k, v in samples.items()}
 
-    text = ["Tokens per second (higher is better), median of "
+    text = [f"{a.model}: tokens per second (higher is better), median of "
             f"{a.rounds} rounds; llama.cpp's figure in a round is the median of its {a.reps} repetitions.",
             "", table(medians, tests, threads, peers), ""]
-    text += [f"- {t}: {TESTS[t][2]}; llama-bench {' '.join(TESTS[t][0])}"
-             + (f"; shaped: shaped_gpt/{TESTS[t][1]}" if TESTS[t][1] else "") for t in tests]
+    text += [f"- {t}: {table_of[t][2]}; llama-bench {' '.join(table_of[t][0])}"
+             + (f"; shaped: {'/'.join(prefixes.values())}/{table_of[t][1]}" if table_of[t][1] else "") for t in tests]
     text += [f"- llama.cpp: {llama_version(a.cache)}, " + ", ".join(f"{k} {v}" for k, v in info.items())]
     if gpt_bench:
-        text += [f"- shaped: {gpt_bench} (float32 weights)"]
+        text += [f"- shaped: {gpt_bench} ({', '.join(prefixes)} weights)"]
         mb = medians.get(("machine", "weight MB", 0))
         for t in threads:
             gbs = medians.get(("machine", "read GB/s", t))
             if gbs and mb:
                 text += [f"- machine/read_bandwidth at {t} thread(s): {gbs:.1f} GB/s, so reading the {mb:.0f} MB of "
                          f"float32 weights once per token bounds decoding at {gbs * 1e3 / mb:.0f} tokens/s "
-                         f"(f16: about twice that)"]
+                         f"(f16 and bf16: about twice that)"]
     text += ["", "Rounds (tokens/s): " + "; ".join(
         f"{p} {test} t{t}: " + ", ".join(f"{v:.1f}" for v in samples[(p, test, t)])
         for (p, test, t) in sorted(samples) if p != "machine")]
