@@ -365,7 +365,12 @@ def models(cache, src, bins, bpe_dir, dtypes, check, model="gpt2-124m"):
             write(gguf, tmp, d, tensors, cfg, tokens, merges)
             tmp.rename(p)
         if check:
-            check_gguf(bins, p, ref_logits, 1e-2 if d == "f32" else 1e-1)
+            if model == "gpt2-124m":
+                tol = 1e-2 if d == "f32" else 1e-1
+            else:  # random weights with tied N(0, 1) embeddings: logits in the hundreds, so relative to them
+                import numpy as np
+                tol = (2e-4 if d == "f32" else 2e-2) * float(np.max(np.abs(ref_logits)))
+            check_gguf(bins, p, ref_logits, tol)
     return paths
 
 
