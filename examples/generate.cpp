@@ -234,6 +234,11 @@ std::vector<std::int64_t> prompt_ids(const options& o, std::size_t vocab, std::o
         try {
             tok = text::bpe_tokenizer::from_tokenizer_json(o.model / "tokenizer.json");
             ids = tok->encode(*o.prompt);
+            for (const auto id : ids)
+                if (id < 0 || static_cast<std::size_t>(id) >= vocab)
+                    refuse(2, "--prompt " + as_typed(*o.prompt) + ": tokenizer.json encodes it to id " + std::to_string(id) +
+                                  ", outside the model's vocab_size " + std::to_string(vocab) +
+                                  " (the folder's tokenizer.json and config.json disagree)");
         } catch (const io::file_error& e) {
             refuse(1, e.what());
         } catch (const std::invalid_argument& e) {

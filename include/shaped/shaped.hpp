@@ -56,6 +56,7 @@
 #include "ops/transpose.hpp"
 #include "ops/view.hpp"
 #include "tensor.hpp"
+#include "memory.hpp"
 #include "tensor_of.hpp"
 
 #include "nn/causal_attention.hpp"

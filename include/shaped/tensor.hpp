@@ -22,7 +22,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include "axis.hpp"
-#include "detail/huge_pages.hpp"
+#include "detail/buffer_cache.hpp"
 #include "diagnostics.hpp"
 #include "extents.hpp"
 #include "ops/cat.hpp"
@@ -62,8 +62,8 @@ struct nested_list<Value, Rank, Rank> {
 /// Shapes: `(Axes...)`, row-major; `x.shape` holds the extents (static ones in the type, run-time ones
 /// stored) and prints as `torch.Size([2, 7, 768])`. `Layout` is `layout::contiguous` for tensors that
 /// PyTorch would call contiguous, `layout::strided` for the results of `transpose` and `permute` (on which
-/// `view` does not compile, as PyTorch refuses it at run time). Storage is an `xt::xtensor<Value, rank>` on
-/// the heap. A strided tensor keeps the buffer of the tensor it was transposed from, with a stride per axis,
+/// `view` does not compile, as PyTorch refuses it at run time). Storage is an xtensor container on the heap,
+/// its large buffers kept for reuse when freed (shaped/memory.hpp). A strided tensor keeps the buffer of the tensor it was transposed from, with a stride per axis,
 /// as PyTorch does: `matmul` reads it in place through BLAS's leading dimensions, and every other op reads a
 /// row-major copy (`storage()`), as PyTorch's kernels make one with `contiguous()`.
 /// Element type: `float` and `double` for arithmetic; `bool` for masks.
@@ -94,8 +94,9 @@ public:
     using extents_type = shaped::extents<Axes...>;
     /// The number of axes (`x.dim()`).
     static constexpr std::size_t rank = sizeof...(Axes);
-    /// The xtensor that holds the elements.
-    using storage_type = xt::xtensor<Value, rank>;
+    /// The xtensor that holds the elements (`xt::xtensor<Value, rank>` but for its allocator, whose large
+    /// buffers are kept for reuse: shaped/memory.hpp).
+    using storage_type = detail::storage_t<Value, rank>;
     /// Whether every extent is known at compile time (then `shape` takes no memory).
     static constexpr bool is_static = extents_type::is_static;
     static_assert(diag::expect<!is_static || detail::numel_fits<Axes...>(),
@@ -475,10 +476,9 @@ public:
     }
 
 private:
-    // A new buffer; a large one gets the huge-page advice before its first write (detail/huge_pages.hpp).
+    // A new buffer (a large one reused, or new with the huge-page advice: detail/buffer_cache.hpp).
     static storage_type allocate(const typename storage_type::shape_type& s, bool zero) {
         storage_type d(s);
-        detail::advise_huge_pages(d.data(), d.size() * sizeof(Value));
         if (zero) std::fill(d.begin(), d.end(), Value{});
         return d;
     }

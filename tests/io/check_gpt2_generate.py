@@ -28,7 +28,7 @@ import time
 
 IDS = ["--ids", "6109,3626,6100,345", "--max-new-tokens", "10"]
 PROMPT = "6109,3626,6100,345"
-REFUSAL_SECONDS = 1.0  # a refusal reads no weights; a run that loads them takes seconds
+REFUSAL_SECONDS = 5.0  # a refusal reads no weights (at most the tokenizer, slower on a loaded machine); a run that loads them takes longer
 RULE_IDS = "ids are token ids in decimal digits (no sign, no spaces) separated by single commas"
 RULE_COUNT = "not a number of tokens; write decimal digits only (no sign, no spaces)"
 USAGE = "; usage: gpt2_generate --weights FILE.safetensors (--ids"

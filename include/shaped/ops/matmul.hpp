@@ -16,6 +16,7 @@
 #include <utility>
 #include <xtensor/xtensor.hpp>
 
+#include "../detail/buffer_cache.hpp"
 #include "../detail/gemm.hpp"
 #include "../diagnostics.hpp"
 #include "../shape.hpp"
@@ -29,7 +30,7 @@ namespace detail {
 // BLAS layout), the strides, and the layout of each batch's matrix.
 template <class Value, std::size_t N>
 struct blas_operand {
-    typename xt::xtensor<Value, N>::storage_type copy;  // holds the elements only when they had to be gathered
+    typename detail::storage_t<Value, N>::storage_type copy;  // holds the elements only when they had to be gathered
     const Value* data = nullptr;
     std::array<std::size_t, N> stride{};
     blas_matrix layout;

@@ -22,6 +22,7 @@
 #include <xtensor/xstrides.hpp>
 #include <xtensor/xtensor.hpp>
 
+#include "../detail/buffer_cache.hpp"
 #include "../diagnostics.hpp"
 #include "../shape.hpp"
 #include "../tensor_fwd.hpp"
@@ -34,7 +35,7 @@ namespace detail {
 // `view` keeps every run-time atom in its place (the view rule compares atoms in order), so the run-time
 // extents carry over as they are.
 template <class Value, Axis... To, std::size_t N, std::size_t D>
-auto relabel(xt::xtensor<Value, N>&& storage, const std::array<std::size_t, D>& dynamic) {
+auto relabel(detail::storage_t<Value, N>&& storage, const std::array<std::size_t, D>& dynamic) {
     using result = tensor<Value, To...>;
     const typename result::extents_type e(detail::adopt_tag{}, dynamic);
     typename result::storage_type::inner_shape_type shape{};
