@@ -4,13 +4,17 @@
 // the bytes of weights one step reads, against machine/read_bandwidth: the decoding bound), and a prompt of
 // 512 tokens into an empty cache with the last position's logits (as llama.cpp's `llama-bench -p 512`
 // times it; the pass's GFLOP against onednn_sgemm at the feed-forward layer's size: the prefill bound).
-// Figures are printed, never asserted.
+// Figures are printed, never asserted; times are wall-clock (the threads' work is in them).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include <dnnl.h>
@@ -20,21 +24,12 @@
 #include <shaped/shaped.hpp>
 #include <shaped/threads.hpp>
 
+#include "../golden/published_goldens.hpp"
 #include "machine.hpp"
 
 namespace {
 
 namespace nn = shaped::nn;
-
-// One model of each per process (drawing Qwen3 0.6B's 596M weights takes seconds).
-template <class Model>
-Model& model() {
-    static const auto m = [] {
-        shaped::torch::manual_seed(123);
-        return std::make_unique<Model>();
-    }();
-    return *m;
-}
 
 template <class Model>
 using ids_t = shaped::tensor<std::int64_t, typename Model::config::batch, typename Model::config::num_tokens>;
@@ -44,6 +39,44 @@ ids_t<Model> make_ids(std::size_t t) {
     std::vector<std::int64_t> v(t);
     for (std::size_t i = 0; i < t; ++i) v[i] = static_cast<std::int64_t>((i * 7919 + 6109) % Model::vocab_size::extent);
     return ids_t<Model>::from_buffer(v, 1, t);
+}
+
+// The model must compute PyTorch's logits for GPT-2's ids of "Hello, I am" (tests/golden/make_goldens.py
+// published) before it is timed: float weights within 1e-4 of the largest logit (a stated tolerance: logits of a
+// few hundred, summed in another order), BF16 ones (the same draws rounded) within 2% of it, the argmax the same.
+template <class Model>
+void check(Model& m) {
+    using C = typename Model::config;
+    constexpr bool qwen = std::is_base_of_v<nn::qwen3_0_6b, C>;
+    const auto& head = qwen ? golden::qwen3_0_6b_seed123_last_head : golden::gemma3_270m_seed123_last_head;
+    const auto argmax = qwen ? golden::qwen3_0_6b_seed123_last_argmax[0] : golden::gemma3_270m_seed123_last_argmax[0];
+    const double largest = qwen ? golden::qwen3_0_6b_seed123_last_max[0] : golden::gemma3_270m_seed123_last_max[0];
+    const std::vector<std::int64_t> prompt{15496, 11, 314, 716};
+    m.reset_kv_cache();
+    const auto logits = m(ids_t<Model>::from_buffer(prompt, 1, prompt.size()), nn::use_cache, nn::last_position);
+    m.reset_kv_cache();
+    const float* row = logits.data();
+    double diff = 0;
+    for (std::size_t i = 0; i < head.size(); ++i) diff = std::max(diff, std::abs(row[i] - static_cast<double>(head[i])));
+    const auto got = std::max_element(row, row + Model::vocab_size::extent) - row;
+    const double tolerance = (std::is_same_v<nn::weight_type_of<C>, float> ? 1e-4 : 2e-2) * largest;
+    if (!(diff <= tolerance) || got != argmax) {
+        std::fprintf(stderr, "model_bench: %s differs from PyTorch's logits by %g (tolerance %g; argmax %td, PyTorch's %lld)\n",
+                     qwen ? "Qwen3 0.6B" : "Gemma 3 270M", diff, tolerance, got, static_cast<long long>(argmax));
+        std::exit(1);
+    }
+}
+
+// One model of each per process (drawing Qwen3 0.6B's 596M weights takes seconds), checked once.
+template <class Model>
+Model& model() {
+    static const auto m = [] {
+        shaped::torch::manual_seed(123);
+        auto p = std::make_unique<Model>();
+        check(*p);
+        return p;
+    }();
+    return *m;
 }
 
 // The bytes of weights one decoding step reads: every parameter, the token embeddings whole when they are the
@@ -141,20 +174,20 @@ using gemma3_bf16 = nn::gemma_model<gemma3_270m_bf16>;
 BENCHMARK(machine_read_bandwidth)->Name("machine/read_bandwidth")->ArgName("threads")->Arg(1)->Arg(2)
     ->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(onednn_sgemm_512)->Name("onednn_sgemm/m512_k1024_n3072")->ArgName("threads")->Arg(1)->Arg(2)
-    ->Unit(benchmark::kMillisecond);
+    ->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(decode, qwen3)->Name("shaped_qwen3_0_6b/decode_cached_new16")->ArgName("threads")->Arg(1)->Arg(2)
-    ->Unit(benchmark::kMillisecond);
+    ->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(prefill, qwen3)->Name("shaped_qwen3_0_6b/prefill_t512_last")->ArgName("threads")->Arg(1)->Arg(2)
-    ->Unit(benchmark::kMillisecond);
+    ->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(decode, qwen3_bf16)->Name("shaped_qwen3_0_6b_bf16/decode_cached_new16")->ArgName("threads")->Arg(1)
-    ->Arg(2)->Unit(benchmark::kMillisecond);
+    ->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(prefill, qwen3_bf16)->Name("shaped_qwen3_0_6b_bf16/prefill_t512_last")->ArgName("threads")->Arg(1)
-    ->Arg(2)->Unit(benchmark::kMillisecond);
+    ->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(decode, gemma3)->Name("shaped_gemma3_270m/decode_cached_new16")->ArgName("threads")->Arg(1)->Arg(2)
-    ->Unit(benchmark::kMillisecond);
+    ->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(decode, gemma3_bf16)->Name("shaped_gemma3_270m_bf16/decode_cached_new16")->ArgName("threads")->Arg(1)
-    ->Arg(2)->Unit(benchmark::kMillisecond);
+    ->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(prefill, gemma3)->Name("shaped_gemma3_270m/prefill_t512_last")->ArgName("threads")->Arg(1)->Arg(2)
-    ->Unit(benchmark::kMillisecond);
+    ->UseRealTime()->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

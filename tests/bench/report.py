@@ -339,6 +339,40 @@ def diagnostics_section(diags):
     return md
 
 
+HAND_WRITTEN = "not written by report.py"
+
+
+def sections(text):
+    """The text's `## ` sections in order, each (title, text up to the next one); the head before the first
+    is titled ""."""
+    parts = text.split("\n## ")
+    out = [("", parts[0] + "\n")]
+    for part in parts[1:]:
+        out.append((part.split("\n", 1)[0], "## " + part + "\n"))
+    out[-1] = (out[-1][0], out[-1][1][:-1])
+    return out
+
+
+def keep_hand_written(new, old):
+    """The report's text with the old file's hand-written sections (those that say HAND_WRITTEN) kept: each
+    after the section it followed, if the report still has it, else at the end."""
+    old_sections, kept = sections(old), []
+    for i, (title, body) in enumerate(old_sections):
+        if title and HAND_WRITTEN in body:
+            kept.append((old_sections[i - 1][0], body))
+    out = sections(new)
+    for after, body in kept:
+        titles = [t for t, _ in out]
+        if after in titles:
+            out.insert(titles.index(after) + 1, ("", body))
+        else:
+            if not out[-1][1].endswith("\n"):
+                out[-1] = (out[-1][0], out[-1][1] + "\n")
+            out.append(("", body))
+    text = "".join(b if b.endswith("\n") else b + "\n" for _, b in out)
+    return text if text.endswith("\n") else text + "\n"
+
+
 def refresh_diagnostics():
     """Rewrites only the diagnostic-length section of docs/performance.md (seconds, not the report's hour)."""
     path = ROOT / "docs" / "performance.md"
@@ -680,8 +714,10 @@ def main():
     md += [""] + diagnostics_section(diags)
     if png_ok:
         md += ["", "## Time against num_tokens", "", "![time per forward pass against num_tokens](performance.png)"]
-    (ROOT / "docs" / "performance.md").write_text("\n".join(md) + "\n")
-    print("\n".join(md))
+    path = ROOT / "docs" / "performance.md"
+    text = keep_hand_written("\n".join(md) + "\n", path.read_text() if path.exists() else "")
+    path.write_text(text)
+    print(text)
 
 
 if __name__ == "__main__":

@@ -17,9 +17,11 @@ It rewrites, next to this script:
   - book/modules/*.f32: outputs of the book's modules at larger sizes, raw little-endian float32,
     listed with their configurations in book/modules/index.txt;
   - modern_goldens.hpp: the attention of today's models (modern/reference.py): SiLU, RMSNorm in both
-    forms, QK-norm, the gated feed-forward layers.
+    forms, QK-norm, the gated feed-forward layers;
+  - published_goldens.hpp: Qwen3 0.6B and Gemma 3 270M at their published sizes, seed 123: what the
+    benchmarks' models (shaped's and the LibTorch peer's) must compute before they are timed.
 `make_goldens.py modern` rewrites only modern_goldens.hpp (each part by its name: programs, ops, random,
-modules, chapter4, weights, modern).
+modules, chapter4, weights, modern, published).
 The tests never run PyTorch: they read the committed outputs of this script.
 """
 import contextlib
@@ -849,7 +851,38 @@ def make_modern(h):
                 str(book_generate(model, prompt, 6, 24, temperature=25.0, top_k=20)) + "\n")
 
 
-PARTS = ["programs", "ops", "random", "modules", "chapter4", "weights", "modern"]
+# The published sizes (the book's QWEN_CONFIG_06_B and GEMMA3_CONFIG_270M in the fields reference.py reads), as
+# the benchmarks draw them: torch.manual_seed(123), then the model; a tied output head is drawn after the rest
+# and replaced by the token embeddings, so it does not change them.
+QWEN3_0_6B = {"vocab_size": 151_936, "context_length": 40_960, "emb_dim": 1024, "n_heads": 16, "n_kv_groups": 8,
+              "head_dim": 128, "hidden_dim": 3072, "n_layers": 28, "rope_base": 1_000_000.0, "rope_freq": None,
+              "rms_norm_eps": 1e-6, "tie_word_embeddings": True, "qk_norm": True}
+GEMMA3_270M = {"vocab_size": 262_144, "context_length": 32_768, "emb_dim": 640, "n_heads": 4, "n_kv_groups": 1,
+               "head_dim": 256, "hidden_dim": 2048, "n_layers": 18, "sliding_window": 512,
+               "layer_types": (["sliding_attention"] * 5 + ["full_attention"]) * 3, "rope_base": 1_000_000.0,
+               "rope_local_base": 10_000.0, "rms_norm_eps": 1e-6, "query_pre_attn_scalar": 256,
+               "tie_word_embeddings": True}
+PUBLISHED_PROMPT = [15496, 11, 314, 716]  # GPT-2's ids of "Hello, I am", as the benchmarks' prompt
+
+
+def make_published(h):
+    """What the benchmarks' models must compute before they are timed (shaped's model_bench and the LibTorch
+    peer): the first 8 logits of the prompt's last position and its argmax, at each published size."""
+    ref = runpy.run_path(str(HERE / "modern" / "reference.py"))
+    for name, cls, cfg in [("qwen3_0_6b", "Llama3Model", QWEN3_0_6B), ("gemma3_270m", "Gemma3Model", GEMMA3_270M)]:
+        torch.manual_seed(123)
+        model = ref[cls](cfg)
+        model.eval()
+        with torch.no_grad():
+            last = model(torch.tensor([PUBLISHED_PROMPT]))[0, -1]
+        h.tensor(f"{name}_seed123_last_head", last[:8],
+                 f"torch.manual_seed(123); {cls}({name}).eval()([{PUBLISHED_PROMPT}])[0, -1, :8]")
+        h.tensor(f"{name}_seed123_last_argmax", last.argmax().reshape(1), "... and its argmax")
+        h.tensor(f"{name}_seed123_last_max", last.abs().max().reshape(1), "... and the largest |logit|")
+        del model
+
+
+PARTS = ["programs", "ops", "random", "modules", "chapter4", "weights", "modern", "published"]
 
 
 def main():
@@ -882,6 +915,10 @@ def main():
         m = Header("SHAPED_TESTS_MODERN_GOLDENS_HPP")
         make_modern(m)
         (HERE / "modern_goldens.hpp").write_text(m.text())
+    if "published" in parts:
+        b = Header("SHAPED_TESTS_PUBLISHED_GOLDENS_HPP")
+        make_published(b)
+        (HERE / "published_goldens.hpp").write_text(b.text())
 
 
 if __name__ == "__main__":
