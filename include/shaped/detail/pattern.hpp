@@ -1,0 +1,175 @@
+#ifndef SHAPED_DETAIL_PATTERN_HPP
+#define SHAPED_DETAIL_PATTERN_HPP
+
+// The grammar of rearrange/reduce/einsum patterns, parsed by constexpr functions (no type recursion):
+//
+//   pattern := side "->" side
+//   side    := term*                      (terms separated by spaces)
+//   term    := name | "(" name+ ")" | "..."
+//   name    := [A-Za-z_][A-Za-z0-9_]*
+//
+// e.g. "batch num_tokens (num_heads head_dim) -> batch num_heads num_tokens head_dim". The parser checks the
+// grammar only (what einops checks before it sees a tensor); which names are axes of the tensor, and whether
+// a group's product is the axis it stands for, are the ops' checks against the types. A malformed pattern
+// gives `parsed::err` and the byte offset where it was found, so that the op's static_assert can name both.
+
+#include <array>
+#include <cstddef>
+#include <string_view>
+
+namespace shaped::detail::pattern {
+
+/// At most this many names, and this many terms on a side, in one pattern.
+inline constexpr std::size_t max_names = 48;
+inline constexpr std::size_t max_terms = 24;
+
+/// A name in the pattern: its bytes are `text.substr(begin, size)`.
+struct name_ref {
+    std::size_t begin = 0;
+    std::size_t size = 0;
+};
+
+enum class term_kind : unsigned char { name, group, ellipsis };
+
+/// One position of a side: a name (`count == 1`), a parenthesized group of `count` names, or `...`; its names
+/// are `names[first]` to `names[first + count - 1]`.
+struct term {
+    term_kind kind = term_kind::name;
+    std::size_t first = 0;
+    std::size_t count = 0;
+};
+
+struct side {
+    std::array<term, max_terms> terms{};
+    std::size_t size = 0;
+    /// The index of the `...` term, or `size` when there is none.
+    std::size_t ellipsis = 0;
+};
+
+/// What is wrong with a pattern's grammar (`none` when nothing is).
+enum class error : unsigned char {
+    none,
+    no_arrow,            // no "->"
+    two_arrows,          // "->" twice
+    bad_character,       // a byte that starts no name, group or "..."
+    lone_dot,            // "." or ".." where "..." was meant
+    unbalanced_open,     // "(" without ")"
+    unbalanced_close,    // ")" without "("
+    nested_group,        // "(" inside a group
+    empty_group,         // "()"
+    ellipsis_in_group,   // "(... x)"
+    two_ellipses,        // "..." twice on one side
+    repeated_name,       // a name twice on one side
+    too_many_names,      // more than max_names
+    too_many_terms,      // more than max_terms on a side
+};
+
+struct parsed {
+    std::array<name_ref, max_names> names{};
+    std::size_t name_count = 0;
+    side lhs{};
+    side rhs{};
+    error err = error::none;
+    /// The byte offset of the error in the pattern (its length for `no_arrow`).
+    std::size_t where = 0;
+};
+
+constexpr bool name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+constexpr bool name_char(char c) { return name_start(c) || (c >= '0' && c <= '9'); }
+constexpr bool space(char c) { return c == ' ' || c == '\t' || c == '\n'; }
+
+constexpr std::string_view name_of(std::string_view text, name_ref r) { return text.substr(r.begin, r.size); }
+
+namespace parse_detail {
+
+constexpr bool fail(parsed& p, error e, std::size_t where) {
+    p.err = e;
+    p.where = where;
+    return false;
+}
+
+// Parses text[begin, end) as one side into s; the names it reads are appended to p.names.
+constexpr bool parse_side(std::string_view text, std::size_t begin, std::size_t end, parsed& p, side& s) {
+    s.ellipsis = max_terms;
+    bool in_group = false;
+    std::size_t group_at = 0;
+    std::size_t i = begin;
+    while (i < end) {
+        const char c = text[i];
+        if (space(c)) {
+            ++i;
+        } else if (c == '(') {
+            if (in_group) return fail(p, error::nested_group, i);
+            if (s.size == max_terms) return fail(p, error::too_many_terms, i);
+            in_group = true;
+            group_at = i;
+            s.terms[s.size] = term{term_kind::group, p.name_count, 0};
+            ++i;
+        } else if (c == ')') {
+            if (!in_group) return fail(p, error::unbalanced_close, i);
+            if (s.terms[s.size].count == 0) return fail(p, error::empty_group, group_at);
+            in_group = false;
+            ++s.size;
+            ++i;
+        } else if (c == '.') {
+            if (end - i < 3 || text[i + 1] != '.' || text[i + 2] != '.') return fail(p, error::lone_dot, i);
+            if (in_group) return fail(p, error::ellipsis_in_group, i);
+            if (s.ellipsis != max_terms) return fail(p, error::two_ellipses, i);
+            if (s.size == max_terms) return fail(p, error::too_many_terms, i);
+            s.ellipsis = s.size;
+            s.terms[s.size++] = term{term_kind::ellipsis, p.name_count, 0};
+            i += 3;
+        } else if (name_start(c)) {
+            std::size_t j = i;
+            while (j < end && name_char(text[j])) ++j;
+            const name_ref r{i, j - i};
+            for (std::size_t k = 0; k < s.size; ++k)  // a repeat among this side's earlier terms
+                for (std::size_t n = 0; n < s.terms[k].count; ++n)
+                    if (name_of(text, p.names[s.terms[k].first + n]) == name_of(text, r))
+                        return fail(p, error::repeated_name, i);
+            if (in_group)  // or earlier in the open group
+                for (std::size_t n = 0; n < s.terms[s.size].count; ++n)
+                    if (name_of(text, p.names[s.terms[s.size].first + n]) == name_of(text, r))
+                        return fail(p, error::repeated_name, i);
+            if (p.name_count == max_names) return fail(p, error::too_many_names, i);
+            p.names[p.name_count++] = r;
+            if (in_group) {
+                ++s.terms[s.size].count;
+            } else {
+                if (s.size == max_terms) return fail(p, error::too_many_terms, i);
+                s.terms[s.size++] = term{term_kind::name, p.name_count - 1, 1};
+            }
+            i = j;
+        } else {
+            return fail(p, error::bad_character, i);
+        }
+    }
+    if (in_group) return fail(p, error::unbalanced_open, group_at);
+    if (s.ellipsis == max_terms) s.ellipsis = s.size;
+    return true;
+}
+
+}  // namespace parse_detail
+
+/// Parses `text` ("lhs -> rhs"); on a grammar error, `err` and `where` say what and where.
+constexpr parsed parse(std::string_view text) {
+    parsed p{};
+    const std::size_t arrow = text.find("->");
+    if (arrow == std::string_view::npos) {
+        p.err = error::no_arrow;
+        p.where = text.size();
+        return p;
+    }
+    if (const std::size_t again = text.find("->", arrow + 2); again != std::string_view::npos) {
+        p.err = error::two_arrows;
+        p.where = again;
+        return p;
+    }
+    if (!parse_detail::parse_side(text, 0, arrow, p, p.lhs)) return p;
+    parse_detail::parse_side(text, arrow + 2, text.size(), p, p.rhs);
+    return p;
+}
+
+}  // namespace shaped::detail::pattern
+
+#endif
