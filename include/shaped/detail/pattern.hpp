@@ -47,7 +47,7 @@ struct side {
 };
 
 /// What is wrong with a pattern's grammar (`none` when nothing is).
-enum class error : unsigned char {
+enum class mistake : unsigned char {
     none,
     no_arrow,            // no "->"
     two_arrows,          // "->" twice
@@ -69,7 +69,7 @@ struct parsed {
     std::size_t name_count = 0;
     side lhs{};
     side rhs{};
-    error err = error::none;
+    mistake err = mistake::none;
     /// The byte offset of the error in the pattern (its length for `no_arrow`).
     std::size_t where = 0;
 };
@@ -82,7 +82,7 @@ constexpr std::string_view name_of(std::string_view text, name_ref r) { return t
 
 namespace parse_detail {
 
-constexpr bool fail(parsed& p, error e, std::size_t where) {
+constexpr bool fail(parsed& p, mistake e, std::size_t where) {
     p.err = e;
     p.where = where;
     return false;
@@ -99,23 +99,23 @@ constexpr bool parse_side(std::string_view text, std::size_t begin, std::size_t 
         if (space(c)) {
             ++i;
         } else if (c == '(') {
-            if (in_group) return fail(p, error::nested_group, i);
-            if (s.size == max_terms) return fail(p, error::too_many_terms, i);
+            if (in_group) return fail(p, mistake::nested_group, i);
+            if (s.size == max_terms) return fail(p, mistake::too_many_terms, i);
             in_group = true;
             group_at = i;
             s.terms[s.size] = term{term_kind::group, p.name_count, 0};
             ++i;
         } else if (c == ')') {
-            if (!in_group) return fail(p, error::unbalanced_close, i);
-            if (s.terms[s.size].count == 0) return fail(p, error::empty_group, group_at);
+            if (!in_group) return fail(p, mistake::unbalanced_close, i);
+            if (s.terms[s.size].count == 0) return fail(p, mistake::empty_group, group_at);
             in_group = false;
             ++s.size;
             ++i;
         } else if (c == '.') {
-            if (end - i < 3 || text[i + 1] != '.' || text[i + 2] != '.') return fail(p, error::lone_dot, i);
-            if (in_group) return fail(p, error::ellipsis_in_group, i);
-            if (s.ellipsis != max_terms) return fail(p, error::two_ellipses, i);
-            if (s.size == max_terms) return fail(p, error::too_many_terms, i);
+            if (end - i < 3 || text[i + 1] != '.' || text[i + 2] != '.') return fail(p, mistake::lone_dot, i);
+            if (in_group) return fail(p, mistake::ellipsis_in_group, i);
+            if (s.ellipsis != max_terms) return fail(p, mistake::two_ellipses, i);
+            if (s.size == max_terms) return fail(p, mistake::too_many_terms, i);
             s.ellipsis = s.size;
             s.terms[s.size++] = term{term_kind::ellipsis, p.name_count, 0};
             i += 3;
@@ -126,25 +126,25 @@ constexpr bool parse_side(std::string_view text, std::size_t begin, std::size_t 
             for (std::size_t k = 0; k < s.size; ++k)  // a repeat among this side's earlier terms
                 for (std::size_t n = 0; n < s.terms[k].count; ++n)
                     if (name_of(text, p.names[s.terms[k].first + n]) == name_of(text, r))
-                        return fail(p, error::repeated_name, i);
+                        return fail(p, mistake::repeated_name, i);
             if (in_group)  // or earlier in the open group
                 for (std::size_t n = 0; n < s.terms[s.size].count; ++n)
                     if (name_of(text, p.names[s.terms[s.size].first + n]) == name_of(text, r))
-                        return fail(p, error::repeated_name, i);
-            if (p.name_count == max_names) return fail(p, error::too_many_names, i);
+                        return fail(p, mistake::repeated_name, i);
+            if (p.name_count == max_names) return fail(p, mistake::too_many_names, i);
             p.names[p.name_count++] = r;
             if (in_group) {
                 ++s.terms[s.size].count;
             } else {
-                if (s.size == max_terms) return fail(p, error::too_many_terms, i);
+                if (s.size == max_terms) return fail(p, mistake::too_many_terms, i);
                 s.terms[s.size++] = term{term_kind::name, p.name_count - 1, 1};
             }
             i = j;
         } else {
-            return fail(p, error::bad_character, i);
+            return fail(p, mistake::bad_character, i);
         }
     }
-    if (in_group) return fail(p, error::unbalanced_open, group_at);
+    if (in_group) return fail(p, mistake::unbalanced_open, group_at);
     if (s.ellipsis == max_terms) s.ellipsis = s.size;
     return true;
 }
@@ -156,12 +156,12 @@ constexpr parsed parse(std::string_view text) {
     parsed p{};
     const std::size_t arrow = text.find("->");
     if (arrow == std::string_view::npos) {
-        p.err = error::no_arrow;
+        p.err = mistake::no_arrow;
         p.where = text.size();
         return p;
     }
     if (const std::size_t again = text.find("->", arrow + 2); again != std::string_view::npos) {
-        p.err = error::two_arrows;
+        p.err = mistake::two_arrows;
         p.where = again;
         return p;
     }

@@ -46,8 +46,8 @@ struct pattern_name {};
 template <std::size_t Byte>
 struct at_byte {};
 /// What is wrong with a pattern's grammar.
-template <detail::pattern::error E>
-struct pattern_error {};
+template <detail::pattern::mistake E>
+struct bad_pattern {};
 /// The axes a pattern's left side spells, position by position.
 template <class... T>
 struct pattern_axes {};
@@ -124,7 +124,7 @@ constexpr analysis analyze(std::string_view text, const std::array<std::string_v
     analysis a{};
     a.p = pt::parse(text);
     a.rank = rank;
-    if (a.p.err != pt::error::none) return fail(a, problem::grammar, a.p.where);
+    if (a.p.err != pt::mistake::none) return fail(a, problem::grammar, a.p.where);
     if (rank > max_atoms - pt::max_names) return fail(a, problem::rank, 0);
     const pt::side& lhs = a.p.lhs;
     const pt::side& rhs = a.p.rhs;
@@ -337,7 +337,7 @@ struct spelled_of<Plan, true> {
 /// `merged<a, b>`, the same axis as a declared product (`d_out`). Strided where only the order changed;
 /// a copy only where a merge follows a reordering, as by hand.
 /// Errors: compile time, each with the pattern's offending name or byte: a malformed pattern
-/// (`diag::pattern_error`), a name that is no axis of `x` and was not passed, a name two axes answer to, a
+/// (`diag::bad_pattern`), a name that is no axis of `x` and was not passed, a name two axes answer to, a
 /// left side with more or fewer axes than `x`, a left side that does not spell `x`'s axes in order (the
 /// expected and spelled axes listed), a name on the right that is not on the left, a name of the left
 /// missing on the right, `...` on one side only; the splits and merges are then `view`'s (run-time factors
@@ -350,24 +350,24 @@ auto rearrange(basic_tensor<Value, Layout, Axes...> x) {
     using plan = rd::plan<Pattern, rd::pack<Extra...>, rd::pack<Axes...>>;
     constexpr rd::analysis a = plan::a;
     using name_t = rd::name_t<Pattern, a.name_begin, a.name_size>;
-    static_assert(diag::expect<a.what != rd::problem::grammar, diag::pattern_error<a.p.err>, diag::at_byte<a.where>>,
-                  "shaped::rearrange<\"pattern\">(x): the pattern is not 'left -> right', each side names "
+    static_assert(diag::expect<a.what != rd::problem::grammar, diag::bad_pattern<a.p.err>, diag::at_byte<a.where>>,
+                  "shaped::rearrange<Pattern>(x): the pattern is not 'left -> right', each side names "
                   "separated by spaces, (a b) for a group and ... once for the axes left alone");
     static_assert(diag::expect<a.what != rd::problem::unknown_name, name_t, diag::at_byte<a.where>,
                                detail::described<diag::tensor_axes, Axes...>>,
-                  "shaped::rearrange<\"pattern\">(x): a name on the left is no axis of x; pass the factors of a "
-                  "split after the pattern (rearrange<\"... (num_heads head_dim) ...\", num_heads, head_dim>(x)) "
-                  "or name an axis with shaped::let<\"h\", num_heads>");
+                  "shaped::rearrange<Pattern>(x): a name on the left is no axis of x; pass the factors of a "
+                  "split after the pattern, as in rearrange<Pattern, num_heads, head_dim>(x), or name an axis "
+                  "with shaped::let<Name, Axis>");
     static_assert(diag::expect<a.what != rd::problem::ambiguous_name, name_t, diag::at_byte<a.where>,
                                detail::described<diag::tensor_axes, Axes...>>,
-                  "shaped::rearrange<\"pattern\">(x): two axes answer to a name on the left; give one of them "
-                  "another name with shaped::let<\"name\", axis>");
+                  "shaped::rearrange<Pattern>(x): two axes answer to a name on the left; give one of them "
+                  "another name with shaped::let<Name, Axis>");
     static_assert(diag::expect<a.what != rd::problem::ellipsis_one_side, diag::at_byte<a.where>>,
-                  "shaped::rearrange<\"pattern\">(x): ... stands for the same axes on both sides; write it on "
+                  "shaped::rearrange<Pattern>(x): ... stands for the same axes on both sides; write it on "
                   "both or on neither");
     static_assert(diag::expect<a.what != rd::problem::rank, diag::rank<sizeof...(Axes)>,
                                diag::numbers<a.spelled>, detail::described<diag::tensor_axes, Axes...>>,
-                  "shaped::rearrange<\"pattern\">(x): the left side spells another number of axes than x has "
+                  "shaped::rearrange<Pattern>(x): the left side spells another number of axes than x has "
                   "(the numbers: x's rank, the axes spelled); name each, or write ... for the rest");
     constexpr bool spelled_ok = [] {
         if constexpr (a.what == rd::problem::none && sizeof...(Axes) > 0)
@@ -377,15 +377,15 @@ auto rearrange(basic_tensor<Value, Layout, Axes...> x) {
     }();
     using spelled_axes = typename rd::spelled_of<plan, a.what == rd::problem::none>::type;
     static_assert(diag::expect<spelled_ok, detail::described<diag::expected_axes, Axes...>, spelled_axes>,
-                  "shaped::rearrange<\"pattern\">(x): the left side must spell x's axes in order, axis for axis "
+                  "shaped::rearrange<Pattern>(x): the left side must spell x's axes in order, axis for axis "
                   "((a b) spells an axis that is the product of a and b, outermost first); to reorder them, "
                   "write the new order on the right");
     static_assert(diag::expect<a.what != rd::problem::not_on_left, name_t, diag::at_byte<a.where>>,
-                  "shaped::rearrange<\"pattern\">(x): a name on the right is not on the left; rearrange only "
-                  "moves, splits and merges axes (reduce<\"pattern\", op> removes them)");
+                  "shaped::rearrange<Pattern>(x): a name on the right is not on the left; rearrange only "
+                  "moves, splits and merges axes (reduce removes them)");
     static_assert(diag::expect<a.what != rd::problem::dropped, name_t, diag::at_byte<a.where>>,
-                  "shaped::rearrange<\"pattern\">(x): a name on the left is missing on the right; rearrange keeps "
-                  "every axis (reduce<\"pattern\", op> removes them)");
+                  "shaped::rearrange<Pattern>(x): a name on the left is missing on the right; rearrange keeps "
+                  "every axis (reduce removes them)");
     if constexpr (a.what == rd::problem::none && spelled_ok)
         return plan::run(std::move(x));
     else
