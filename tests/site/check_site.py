@@ -13,6 +13,7 @@ Usage: check_site.py SOURCE_ROOT SCREENS
 Exit 77 (a skipped test, for meson) when mkdocs, mkdocs-material, doxygen or chromium is not installed,
 unless SHAPED_REQUIRE_SITE=1 (as CI sets), which makes that a failure.
 """
+import concurrent.futures
 import functools
 import http.server
 import os
@@ -103,33 +104,41 @@ def main():
         base = f"http://127.0.0.1:{server.server_address[1]}/"
         screens.mkdir(parents=True, exist_ok=True)
         problems = []
+
+        def check(page, title, blocks, nav, text):  # one page: its DOM, then its screenshot
+            found_problems = []
+            dom = chromium("--dump-dom", base + page)
+            html = dom.stdout
+            if dom.returncode != 0 or "<html" not in html:
+                return [f"{page}: chromium gave no DOM ({dom.returncode}): {dom.stderr[-500:]}"], None
+            found = re.search(r"<title>(.*?)</title>", html, re.S)
+            if not found or title not in found.group(1):
+                found_problems.append(f"{page}: title {found.group(1) if found else None!r} lacks {title!r}")
+            code = len(re.findall(r"<pre[^>]*>\s*(?:<span[^>]*>\s*</span>)?\s*<code", html))
+            if code < blocks:
+                found_problems.append(f"{page}: {code} code blocks, expected at least {blocks}")
+            if nav not in html:
+                found_problems.append(f"{page}: no navigation ({nav})")
+            if text not in html:
+                found_problems.append(f"{page}: does not show {text!r}")
+            png = screens / (page.replace("/", "_").replace(".html", ".png"))
+            shot = chromium("--window-size=1280,1600", f"--screenshot={png}", base + page)
+            if shot.returncode != 0 or not png.exists():
+                found_problems.append(f"{page}: no screenshot ({shot.returncode}): {shot.stderr[-500:]}")
+            elif png.stat().st_size < BLANK_PNG_BYTES:
+                found_problems.append(f"{page}: the screenshot is blank ({png.stat().st_size} bytes)")
+            return found_problems, (f"{page}: title {found.group(1).strip() if found else '?'!r}, {code} code blocks, "
+                                    f"screenshot {png.name} ({png.stat().st_size if png.exists() else 0} bytes)")
+
+        # Chromium spends most of a page's time starting and waiting out its virtual time, so pages are checked
+        # four at a time; a request that failed is reported with its path (the page it came from is not known).
         try:
-            for page, title, blocks, nav, text in PAGES:
-                Log.failures.clear()
-                dom = chromium("--dump-dom", base + page)
-                html = dom.stdout
-                if dom.returncode != 0 or "<html" not in html:
-                    problems.append(f"{page}: chromium gave no DOM ({dom.returncode}): {dom.stderr[-500:]}")
-                    continue
-                found = re.search(r"<title>(.*?)</title>", html, re.S)
-                if not found or title not in found.group(1):
-                    problems.append(f"{page}: title {found.group(1) if found else None!r} lacks {title!r}")
-                code = len(re.findall(r"<pre[^>]*>\s*(?:<span[^>]*>\s*</span>)?\s*<code", html))
-                if code < blocks:
-                    problems.append(f"{page}: {code} code blocks, expected at least {blocks}")
-                if nav not in html:
-                    problems.append(f"{page}: no navigation ({nav})")
-                if text not in html:
-                    problems.append(f"{page}: does not show {text!r}")
-                png = screens / (page.replace("/", "_").replace(".html", ".png"))
-                shot = chromium("--window-size=1280,1600", f"--screenshot={png}", base + page)
-                if shot.returncode != 0 or not png.exists():
-                    problems.append(f"{page}: no screenshot ({shot.returncode}): {shot.stderr[-500:]}")
-                elif png.stat().st_size < BLANK_PNG_BYTES:
-                    problems.append(f"{page}: the screenshot is blank ({png.stat().st_size} bytes)")
-                problems += [f"{page}: request failed: {f}" for f in Log.failures]
-                print(f"{page}: title {found.group(1).strip() if found else '?'!r}, {code} code blocks, "
-                      f"screenshot {png.name} ({png.stat().st_size if png.exists() else 0} bytes)")
+            with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+                for found_problems, line in pool.map(lambda row: check(*row), PAGES):
+                    problems += found_problems
+                    if line:
+                        print(line)
+            problems += [f"request failed: {f}" for f in Log.failures]
         finally:
             server.shutdown()
         if problems:
