@@ -3,7 +3,8 @@
 
 // The grammar of rearrange/reduce/einsum patterns, parsed by constexpr functions (no type recursion):
 //
-//   pattern := side "->" side
+//   pattern := side "->" side              (rearrange, reduce)
+//            | side "," side "->" side    (einsum: two operands)
 //   side    := term*                      (terms separated by spaces)
 //   term    := name | "(" name+ ")" | "..."
 //   name    := [A-Za-z_][A-Za-z0-9_]*
@@ -62,12 +63,16 @@ enum class mistake : unsigned char {
     repeated_name,       // a name twice on one side
     too_many_names,      // more than max_names
     too_many_terms,      // more than max_terms on a side
+    no_comma,            // einsum: the left side is not two operands separated by ","
+    two_commas,          // einsum: "," twice
 };
 
 struct parsed {
     std::array<name_ref, max_names> names{};
     std::size_t name_count = 0;
     side lhs{};
+    /// The second operand's side (einsum only).
+    side lhs2{};
     side rhs{};
     mistake err = mistake::none;
     /// The byte offset of the error in the pattern (its length for `no_arrow`).
@@ -79,6 +84,21 @@ constexpr bool name_char(char c) { return name_start(c) || (c >= '0' && c <= '9'
 constexpr bool space(char c) { return c == ' ' || c == '\t' || c == '\n'; }
 
 constexpr std::string_view name_of(std::string_view text, name_ref r) { return text.substr(r.begin, r.size); }
+
+// Byte loops instead of string_view's == and find: g++ 12 with -fsanitize=undefined does not evaluate those
+// at compile time over a template argument's bytes, and every pattern is one.
+constexpr bool same(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (a[i] != b[i]) return false;
+    return true;
+}
+/// Where `what` first occurs in `text` at or after `from`, or `std::string_view::npos`.
+constexpr std::size_t find(std::string_view text, std::string_view what, std::size_t from = 0) {
+    for (std::size_t i = from; i + what.size() <= text.size(); ++i)
+        if (same(text.substr(i, what.size()), what)) return i;
+    return std::string_view::npos;
+}
 
 namespace parse_detail {
 
@@ -125,11 +145,11 @@ constexpr bool parse_side(std::string_view text, std::size_t begin, std::size_t 
             const name_ref r{i, j - i};
             for (std::size_t k = 0; k < s.size; ++k)  // a repeat among this side's earlier terms
                 for (std::size_t n = 0; n < s.terms[k].count; ++n)
-                    if (name_of(text, p.names[s.terms[k].first + n]) == name_of(text, r))
+                    if (same(name_of(text, p.names[s.terms[k].first + n]), name_of(text, r)))
                         return fail(p, mistake::repeated_name, i);
             if (in_group)  // or earlier in the open group
                 for (std::size_t n = 0; n < s.terms[s.size].count; ++n)
-                    if (name_of(text, p.names[s.terms[s.size].first + n]) == name_of(text, r))
+                    if (same(name_of(text, p.names[s.terms[s.size].first + n]), name_of(text, r)))
                         return fail(p, mistake::repeated_name, i);
             if (p.name_count == max_names) return fail(p, mistake::too_many_names, i);
             p.names[p.name_count++] = r;
@@ -151,21 +171,37 @@ constexpr bool parse_side(std::string_view text, std::size_t begin, std::size_t 
 
 }  // namespace parse_detail
 
-/// Parses `text` ("lhs -> rhs"); on a grammar error, `err` and `where` say what and where.
-constexpr parsed parse(std::string_view text) {
+/// Parses `text` ("lhs -> rhs", or "lhs, lhs2 -> rhs" with `operands == 2`); on a grammar error, `err` and
+/// `where` say what and where.
+constexpr parsed parse(std::string_view text, std::size_t operands = 1) {
     parsed p{};
-    const std::size_t arrow = text.find("->");
+    const std::size_t arrow = find(text, "->");
     if (arrow == std::string_view::npos) {
         p.err = mistake::no_arrow;
         p.where = text.size();
         return p;
     }
-    if (const std::size_t again = text.find("->", arrow + 2); again != std::string_view::npos) {
+    if (const std::size_t again = find(text, "->", arrow + 2); again != std::string_view::npos) {
         p.err = mistake::two_arrows;
         p.where = again;
         return p;
     }
-    if (!parse_detail::parse_side(text, 0, arrow, p, p.lhs)) return p;
+    std::size_t lhs_end = arrow;
+    if (operands == 2) {
+        lhs_end = find(text, ",");
+        if (lhs_end > arrow) {
+            p.err = mistake::no_comma;
+            p.where = arrow;
+            return p;
+        }
+        if (const std::size_t again = find(text, ",", lhs_end + 1); again != std::string_view::npos) {
+            p.err = mistake::two_commas;
+            p.where = again;
+            return p;
+        }
+    }
+    if (!parse_detail::parse_side(text, 0, lhs_end, p, p.lhs)) return p;
+    if (operands == 2 && !parse_detail::parse_side(text, lhs_end + 1, arrow, p, p.lhs2)) return p;
     parse_detail::parse_side(text, arrow + 2, text.size(), p, p.rhs);
     return p;
 }

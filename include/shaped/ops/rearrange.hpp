@@ -134,10 +134,10 @@ constexpr analysis analyze(std::string_view text, const std::array<std::string_v
             const std::string_view nm = pt::name_of(text, a.p.names[n]);
             std::size_t found = npos, count = 0;
             for (std::size_t c = 0; c < extras; ++c)
-                if (names[c] == nm) found = found == npos ? c : found, ++count;
+                if (pt::same(names[c], nm)) found = found == npos ? c : found, ++count;
             if (count == 0)
                 for (std::size_t c = extras; c < NC; ++c)
-                    if (names[c] == nm) found = found == npos ? c : found, ++count;
+                    if (pt::same(names[c], nm)) found = found == npos ? c : found, ++count;
             if (count == 0) return fail(a, problem::unknown_name, a.p.names[n].begin, a.p.names[n]);
             if (count > 1) return fail(a, problem::ambiguous_name, a.p.names[n].begin, a.p.names[n]);
             a.cand[n] = found;
@@ -146,7 +146,7 @@ constexpr analysis analyze(std::string_view text, const std::array<std::string_v
     const bool rhs_ellipsis = rhs.ellipsis < rhs.size;
     a.spelled = lhs.size - (lhs_ellipsis ? 1 : 0);
     if (lhs_ellipsis != rhs_ellipsis)
-        return fail(a, problem::ellipsis_one_side, text.find("..."));
+        return fail(a, problem::ellipsis_one_side, pt::find(text, "..."));
     if (a.spelled > rank || (!lhs_ellipsis && a.spelled != rank)) return fail(a, problem::rank, 0);
     const std::size_t covered = rank - a.spelled;  // axes under "..."
     // The atoms, axis of x by axis of x.
@@ -190,7 +190,7 @@ constexpr analysis analyze(std::string_view text, const std::array<std::string_v
             const std::string_view nm = pt::name_of(text, a.p.names[n]);
             std::size_t found = npos;
             for (std::size_t i = 0; i < a.atom_count; ++i)
-                if (a.atoms[i].name != npos && pt::name_of(text, a.p.names[a.atoms[i].name]) == nm) found = i;
+                if (a.atoms[i].name != npos && pt::same(pt::name_of(text, a.p.names[a.atoms[i].name]), nm)) found = i;
             if (found == npos) return fail(a, problem::not_on_left, a.p.names[n].begin, a.p.names[n]);
             place(found);
         }

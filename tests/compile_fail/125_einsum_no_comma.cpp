@@ -1,0 +1,19 @@
+// The two operands of einsum are separated by a comma, as in torch.einsum("bhqd,bhkd->bhqk", q, k).
+// expect-error: shaped::einsum<Pattern>(a, b): the pattern is not 'a's axes, b's axes -> the result's axes'
+// expect-errors: 1
+#include <shaped/ops/einsum.hpp>
+
+#include "seed_axes.hpp"
+
+using keys = shaped::key<num_tokens>;
+
+int main() {
+    shaped::tensor<float, batch, num_heads, num_tokens, head_dim> queries;
+    shaped::tensor<float, batch, num_heads, keys, head_dim> keys_;
+#ifdef SHAPE_BUG
+    auto y = shaped::einsum<"batch num_heads num_tokens head_dim batch num_heads keys head_dim -> batch num_heads num_tokens keys", shaped::let<"keys", keys>>(queries, keys_);
+#else
+    auto y = shaped::einsum<"batch num_heads num_tokens head_dim, batch num_heads keys head_dim -> batch num_heads num_tokens keys", shaped::let<"keys", keys>>(queries, keys_);
+#endif
+    return static_cast<int>(y.numel()) - static_cast<int>(y.numel()) + (queries.numel() + keys_.numel() > 0 ? 0 : 1);
+}

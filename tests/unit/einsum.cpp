@@ -1,0 +1,153 @@
+// einsum<"pattern">(a, b): the attention products against matmul by hand (same type, same bits), the other
+// contractions against plain loops, on static and run-time axes; run-time extents that differ throw.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+#include <shaped/ops/einsum.hpp>
+#include <shaped/shaped.hpp>
+
+namespace {
+
+struct context_length : shaped::axis<"context_length", 8> {};
+struct batch : shaped::axis<"batch", 2> {};
+struct num_tokens : shaped::axis<"num_tokens", 5> {};
+struct d_out : shaped::axis<"d_out", 6> {};
+struct num_heads : shaped::axis<"num_heads", 3> {};
+struct head_dim : shaped::quotient<"head_dim", d_out, num_heads> {};
+using keys_axis = shaped::key<num_tokens>;
+
+struct run_batch : shaped::dynamic_axis<"batch"> {};
+struct run_tokens : shaped::dynamic_axis<"num_tokens", shaped::at_most<context_length>> {};
+
+// Values that make every product distinct: x(i) = sin(seed + 0.37 i), row-major.
+template <class T>
+T filled(float seed, auto... n) {
+    T t = [&] {
+        if constexpr (sizeof...(n) == 0)
+            return T{};
+        else
+            return T(T::extents_type::checked("filled", n...));
+    }();
+    for (std::size_t i = 0; i < t.numel(); ++i) t.data()[i] = std::sin(seed + 0.37f * static_cast<float>(i));
+    return t;
+}
+
+template <class A, class B>
+void check_same(const A& a, const B& b) {
+    static_assert(std::is_same_v<A, B>);
+    REQUIRE(a.shape.sizes() == b.shape.sizes());
+    const auto ca = a.contiguous();
+    const auto cb = b.contiguous();
+    CHECK(std::memcmp(ca.data(), cb.data(), ca.numel() * sizeof(float)) == 0);
+}
+
+constexpr shaped::detail::fixed_string scores_pattern =
+    "batch num_heads num_tokens head_dim, batch num_heads keys head_dim -> batch num_heads num_tokens keys";
+constexpr shaped::detail::fixed_string context_pattern =
+    "batch num_heads num_tokens keys, batch num_heads keys head_dim -> batch num_tokens num_heads head_dim";
+using keys_let = shaped::let<"keys", keys_axis>;
+
+}  // namespace
+
+TEST_CASE("einsum: the attention scores are matmul(q, k.transpose<2, 3>()), bit for bit") {
+    const auto q = filled<shaped::tensor<float, batch, num_heads, num_tokens, head_dim>>(0.1f);
+    const auto k = filled<shaped::tensor<float, batch, num_heads, keys_axis, head_dim>>(0.7f);
+    const auto by_pattern = shaped::einsum<scores_pattern, keys_let>(q, k);
+    const auto by_hand = shaped::matmul(q, k.transpose<2, 3>());
+    check_same(by_pattern, by_hand);
+    // The same with the keys moved in: no copy of a temporary, same result.
+    auto k2 = k;
+    check_same(shaped::einsum<scores_pattern, keys_let>(q, std::move(k2)), by_hand);
+}
+
+TEST_CASE("einsum: the context vectors, with the heads moved behind the tokens as the book does next") {
+    const auto w = filled<shaped::tensor<float, batch, num_heads, num_tokens, keys_axis>>(0.3f);
+    const auto v = filled<shaped::tensor<float, batch, num_heads, keys_axis, head_dim>>(1.1f);
+    const auto by_pattern = shaped::einsum<context_pattern, keys_let>(w, v);
+    const auto by_hand = shaped::matmul(w, v).transpose<1, 2>();
+    check_same(by_pattern, by_hand);
+}
+
+TEST_CASE("einsum: batch axes in another order on each side are matched by name") {
+    const auto a = filled<shaped::tensor<float, num_heads, batch, num_tokens, head_dim>>(0.2f);
+    const auto b = filled<shaped::tensor<float, batch, head_dim, num_heads, keys_axis>>(0.9f);
+    const auto r = shaped::einsum<"num_heads batch num_tokens head_dim, batch head_dim num_heads keys -> batch keys num_heads num_tokens",
+                                  keys_let>(a, b);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(r)>::extents_type,
+                                 shaped::extents<batch, keys_axis, num_heads, num_tokens>>);
+    for (std::size_t i = 0; i < 2; ++i)
+        for (std::size_t j = 0; j < 5; ++j)
+            for (std::size_t h = 0; h < 3; ++h)
+                for (std::size_t t = 0; t < 5; ++t) {
+                    double s = 0;
+                    for (std::size_t d = 0; d < 2; ++d) s += double(a(h, i, t, d)) * double(b(i, d, h, j));
+                    CHECK(r(i, j, h, t) == doctest::Approx(s).epsilon(1e-6));
+                }
+}
+
+TEST_CASE("einsum: contractions that are no matrix product run as a loop") {
+    const auto x = filled<shaped::tensor<float, batch, num_tokens, d_out>>(0.4f);
+    const auto y = filled<shaped::tensor<float, batch, num_tokens, d_out>>(1.3f);
+    // A dot product per position: two batch names, one summed name, no row or column.
+    const auto dot = shaped::einsum<"batch num_tokens d_out, batch num_tokens d_out -> batch num_tokens">(x, y);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(dot)>, shaped::tensor<float, batch, num_tokens>>);
+    for (std::size_t i = 0; i < 2; ++i)
+        for (std::size_t t = 0; t < 5; ++t) {
+            float s = 0;
+            for (std::size_t d = 0; d < 6; ++d) s += x(i, t, d) * y(i, t, d);
+            CHECK(dot(i, t) == s);  // the same order of additions
+        }
+    // Two summed names (the tokens and the widths), one row and one column name.
+    const auto gram = shaped::einsum<"keys num_tokens d_out, batch num_tokens d_out -> keys batch", keys_let>(
+        filled<shaped::tensor<float, keys_axis, num_tokens, d_out>>(0.5f), y);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(gram)>, shaped::tensor<float, keys_axis, batch>>);
+    const auto g = filled<shaped::tensor<float, keys_axis, num_tokens, d_out>>(0.5f);
+    for (std::size_t j = 0; j < 5; ++j)
+        for (std::size_t i = 0; i < 2; ++i) {
+            float s = 0;
+            for (std::size_t t = 0; t < 5; ++t)
+                for (std::size_t d = 0; d < 6; ++d) s += g(j, t, d) * y(i, t, d);
+            CHECK(gram(j, i) == s);
+        }
+    // An outer product: nothing summed.
+    const auto u = filled<shaped::tensor<float, num_tokens>>(0.6f);
+    const auto w = filled<shaped::tensor<float, d_out>>(0.8f);
+    const auto outer = shaped::einsum<"num_tokens, d_out -> d_out num_tokens">(u, w);
+    for (std::size_t t = 0; t < 5; ++t)
+        for (std::size_t d = 0; d < 6; ++d) CHECK(outer(d, t) == u(t) * w(d));
+    // A strided operand is read as its elements, not its buffer.
+    const auto xt = x.transpose<1, 2>();
+    const auto dot_t = shaped::einsum<"batch d_out num_tokens, batch num_tokens d_out -> batch num_tokens">(xt, y);
+    for (std::size_t i = 0; i < 2; ++i)
+        for (std::size_t t = 0; t < 5; ++t) CHECK(dot_t(i, t) == dot(i, t));
+}
+
+TEST_CASE("einsum: run-time batch and tokens, on both paths") {
+    using run_keys = shaped::key<run_tokens>;
+    for (std::size_t b : {1u, 3u})
+        for (std::size_t t : {1u, 2u, 8u}) {
+            const auto q = filled<shaped::tensor<float, run_batch, num_heads, run_tokens, head_dim>>(0.1f, b, t);
+            const auto k = filled<shaped::tensor<float, run_batch, num_heads, run_keys, head_dim>>(0.7f, b, t);
+            const auto s = shaped::einsum<scores_pattern, shaped::let<"keys", run_keys>>(q, k);
+            check_same(s, shaped::matmul(q, k.transpose<2, 3>()));
+            const auto d = shaped::einsum<"batch num_heads num_tokens head_dim, batch num_heads num_tokens head_dim -> batch num_tokens">(q, q);
+            REQUIRE(d.shape.sizes() == std::array<std::size_t, 2>{b, t});
+            for (std::size_t i = 0; i < b; ++i)
+                for (std::size_t j = 0; j < t; ++j) {
+                    float sum = 0;
+                    for (std::size_t h = 0; h < 3; ++h)
+                        for (std::size_t e = 0; e < 2; ++e) sum += q(i, h, j, e) * q(i, h, j, e);
+                    CHECK(d(i, j) == sum);
+                }
+        }
+}
+
+TEST_CASE("einsum: run-time extents that a name joins must agree") {
+    const auto x = filled<shaped::tensor<float, run_batch, run_tokens, d_out>>(0.1f, 2u, 3u);
+    const auto y = filled<shaped::tensor<float, run_batch, run_tokens, d_out>>(0.2f, 2u, 4u);
+    CHECK_THROWS_WITH_AS((shaped::einsum<"batch num_tokens d_out, batch num_tokens d_out -> batch num_tokens">(x, y)),
+                         doctest::Contains("num_tokens"), shaped::shape_error);
+}
