@@ -15,6 +15,8 @@
 
 #include <cstring>
 #include <shaped/nn/multi_head_attention_sdpa.hpp>
+#include <shaped/ops/einsum.hpp>
+#include <shaped/ops/rearrange.hpp>
 #include <shaped/shaped.hpp>
 #include <shaped/threads.hpp>
 #include <xsimd/xsimd.hpp>
@@ -87,6 +89,57 @@ void shaped_view_run_time(benchmark::State& state) {
         C::batch::extent, C::num_tokens::extent);
     for (auto _ : state) {
         auto y = mha(x);
+        benchmark::DoNotOptimize(y.data());
+    }
+    report(state, C::flops);
+}
+
+// The view form's forward written in patterns (examples/patterns.cpp): rearrange for the heads' split and merge,
+// einsum for the two products, the module's own weights, mask and softmax; checked against the module before
+// timing. Where the module writes each head's context straight into the merged layout, the pattern form
+// makes the einsum's (batch, num_tokens, num_heads, head_dim) view contiguous: that copy is its extra cost.
+template <class C>
+void shaped_patterns_form(benchmark::State& state) {
+    using batch = typename C::batch;
+    using num_tokens = typename C::num_tokens;
+    using d_out = typename C::d_out;
+    using num_heads = typename C::num_heads;
+    struct head_dim : shaped::quotient<"head_dim", d_out, num_heads> {};
+    using num_keys = shaped::key<num_tokens>;
+    using keys = shaped::let<"keys", num_keys>;
+    set_threads(state);
+    shaped::torch::manual_seed(123);
+    typename C::mha mha(0.0);
+    mha.eval();
+    auto x = shaped::torch::rand<batch, num_tokens, typename C::d_in>();
+    auto forward = [&] {
+        auto q = shaped::rearrange<"batch num_tokens (num_heads head_dim) -> batch num_heads num_tokens head_dim",
+                                   num_heads, head_dim>(mha.W_query(x));
+        auto k = shaped::rearrange<"batch keys (num_heads head_dim) -> batch num_heads keys head_dim", num_heads,
+                                   head_dim, keys>(mha.W_key(x).template rename<batch, num_keys, d_out>());
+        auto v = shaped::rearrange<"batch keys (num_heads head_dim) -> batch num_heads keys head_dim", num_heads,
+                                   head_dim, keys>(mha.W_value(x).template rename<batch, num_keys, d_out>());
+        auto scores = shaped::einsum<"batch num_heads num_tokens head_dim, batch num_heads keys head_dim -> "
+                                     "batch num_heads num_tokens keys",
+                                     keys>(q, std::move(k));
+        auto weights = shaped::nn::detail::causal_weights<num_tokens>(std::move(scores), mha.mask, mha.dropout,
+                                                                       head_dim::extent);
+        auto context = shaped::einsum<"batch num_heads num_tokens keys, batch num_heads keys head_dim -> "
+                                      "batch num_tokens num_heads head_dim",
+                                      keys>(weights, v);
+        return mha.out_proj(
+            shaped::rearrange<"batch num_tokens num_heads head_dim -> batch num_tokens (num_heads head_dim)">(
+                std::move(context)));
+    };
+    if (!std::getenv("SHAPED_BENCH_NO_CHECK")) {
+        const double diff = shaped::max_abs_diff(forward(), mha(x));
+        if (!(diff <= 1e-5)) {
+            state.SkipWithError(("shaped_patterns differs from shaped_view by " + std::to_string(diff)).c_str());
+            return;
+        }
+    }
+    for (auto _ : state) {
+        auto y = forward();
         benchmark::DoNotOptimize(y.data());
     }
     report(state, C::flops);
@@ -364,6 +417,8 @@ using gpt2_b8_t1024 = config<8, 1024, 768, 768, 12>;
         ->Unit(benchmark::kMillisecond);                                                                  \
     BENCHMARK_TEMPLATE(shaped_view_run_time, NAME)->Name("shaped_view_run_time/" #NAME)->ArgName("threads")    \
         ->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);                                                  \
+    BENCHMARK_TEMPLATE(shaped_patterns_form, NAME)->Name("shaped_patterns/" #NAME)->ArgName("threads")->Arg(1) \
+        ->Arg(2)->Unit(benchmark::kMillisecond);                                                          \
     BENCHMARK_TEMPLATE(shaped_sdpa_form, NAME)->Name("shaped_sdpa/" #NAME)->ArgName("threads")->Arg(1)->Arg(2) \
         ->Unit(benchmark::kMillisecond);                                                                  \
     BENCHMARK_TEMPLATE(shaped_loop_form, NAME)->Name("shaped_loop/" #NAME)->ArgName("threads")->Arg(1)->Arg(2) \
