@@ -39,6 +39,7 @@ PAGES = [
     ("book-map.html", "Reading alongside the book", 1, 'class="md-nav', "MultiHeadAttentionWrapper"),
     ("15-porting-from-pytorch.html", "Porting from PyTorch", 1, 'class="md-nav', "What has no equivalent yet"),
     ("16-llama-qwen-gemma.html", "Llama, Qwen and Gemma", 4, 'class="md-nav', "load_llama_weights"),
+    ("17-patterns.html", "Patterns: rearrange and einsum", 4, 'class="md-nav', "shaped::einsum"),
     ("faq.html", "Questions a learner asks", 0, 'class="md-nav', "openai-community/gpt2"),
     ("api.html", "API reference", 0, 'class="md-nav', "Doxygen"),
     ("api/namespaceshaped.html", "shaped", 0, 'id="nav-tree"', "scaled_dot_product_attention"),
