@@ -149,5 +149,26 @@ TEST_CASE("einsum: run-time extents that a name joins must agree") {
     const auto x = filled<shaped::tensor<float, run_batch, run_tokens, d_out>>(0.1f, 2u, 3u);
     const auto y = filled<shaped::tensor<float, run_batch, run_tokens, d_out>>(0.2f, 2u, 4u);
     CHECK_THROWS_WITH_AS((shaped::einsum<"batch num_tokens d_out, batch num_tokens d_out -> batch num_tokens">(x, y)),
-                         doctest::Contains("num_tokens"), shaped::shape_error);
+                         doctest::Contains("shaped::einsum<Pattern>(a, b): num_tokens"), shaped::shape_error);
+    // On the matmul path too, the message names einsum and the operands as passed (not matmul's permuted ones).
+    using run_keys = shaped::key<run_tokens>;
+    const auto q = filled<shaped::tensor<float, run_tokens, run_batch, num_heads, head_dim>>(0.1f, 3u, 2u);
+    const auto k = filled<shaped::tensor<float, run_batch, num_heads, run_keys, head_dim>>(0.7f, 1u, 3u);
+    CHECK_THROWS_WITH_AS(
+        (shaped::einsum<"num_tokens batch num_heads head_dim, batch num_heads keys head_dim -> batch num_heads num_tokens keys",
+                        shaped::let<"keys", run_keys>>(q, k)),
+        doctest::Contains("shaped::einsum<Pattern>(a, b): batch"), shaped::shape_error);
+}
+
+TEST_CASE("einsum: operands without axes") {
+    shaped::tensor<float> a, b;
+    a.data()[0] = 2.0f;
+    b.data()[0] = 3.0f;
+    const auto s = shaped::einsum<", -> ">(a, b);
+    CHECK(s.data()[0] == 6.0f);
+    const shaped::tensor<float, d_out> u{1, 2, 3, 4, 5, 6};
+    const auto scaled = shaped::einsum<"d_out, -> d_out">(u, b);
+    CHECK(scaled(5) == 18.0f);
+    const auto dot = shaped::einsum<"d_out, d_out -> ">(u, u);
+    CHECK(dot.data()[0] == 91.0f);
 }

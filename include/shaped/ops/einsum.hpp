@@ -270,6 +270,9 @@ struct plan<P, pack<L...>, pack<A...>, pack<B...>> {
     // axes permuted to the right side's order.
     template <class TA, class TB>
     static auto run_matmul(TA&& x, TB&& y) {
+        // The extents a name joins, checked on the operands as the caller passed them (matmul would report
+        // them permuted).
+        check_meets<meet_pairs>("einsum<Pattern>(a, b)", "a", x.shape, "b", y.shape);
         auto r = matmul(arranged<a.perm_a, a.identity_a>(std::forward<TA>(x), std::index_sequence_for<A...>{}),
                         arranged<a.perm_b, a.identity_b>(std::forward<TB>(y), std::index_sequence_for<B...>{}));
         if constexpr (a.identity_out)
@@ -282,7 +285,7 @@ struct plan<P, pack<L...>, pack<A...>, pack<B...>> {
     // names then b's new ones, the products added into the result (zeros to start).
     template <class Value, class LA, class LB>
     static auto run_loop(const basic_tensor<Value, LA, A...>& x, const basic_tensor<Value, LB, B...>& y) {
-        check_meets<meet_pairs>("shaped::einsum<Pattern>(a, b)", "a", x.shape, "b", y.shape);
+        check_meets<meet_pairs>("einsum<Pattern>(a, b)", "a", x.shape, "b", y.shape);
         using result_t = decltype(result_type<Value>(std::make_index_sequence<a.rank_out>{}));
         using result_extents = typename result_t::extents_type;
         result_t out(take_extents<result_extents, sources>(x.shape, y.shape));
@@ -353,6 +356,15 @@ struct parts<basic_tensor<Value, Layout, Axes...>> {
     using axes = pack<Axes...>;
 };
 
+// Axis I of T... as a diagnostic list of one (an empty list for an operand without axes).
+template <template <class...> class Tag, std::size_t I, class... T>
+auto described_at() {
+    if constexpr (sizeof...(T) == 0)
+        return std::type_identity<Tag<>>{};
+    else
+        return std::type_identity<detail::described<Tag, at_t<I, T...>>>{};
+}
+
 template <fixed_string P, class Plan, class... A, class... B, class TA, class TB>
 auto checked_einsum(pack<A...>, pack<B...>, TA&& x, TB&& y) {
     constexpr analysis a = Plan::a;
@@ -394,8 +406,8 @@ auto checked_einsum(pack<A...>, pack<B...>, TA&& x, TB&& y) {
     constexpr std::size_t clash_a = clash < sizeof...(A) ? clash : 0;
     constexpr std::size_t clash_b = clash < sizeof...(A) && a.b_of_a[clash_a] != npos ? a.b_of_a[clash_a] : 0;
     using clash_name = rd::name_t<P, bad_c.begin, bad_c.size>;
-    using axis_in_a = detail::described<diag::lhs_axes, at_t<clash_a, A...>>;
-    using axis_in_b = detail::described<diag::rhs_axes, at_t<clash_b, B...>>;
+    using axis_in_a = typename decltype(described_at<diag::lhs_axes, clash_a, A...>())::type;
+    using axis_in_b = typename decltype(described_at<diag::rhs_axes, clash_b, B...>())::type;
     static_assert(diag::expect<clash == sizeof...(A), clash_name, axis_in_a, axis_in_b>,
                   "shaped::einsum<Pattern>(a, b): a name of both operands stands for one axis in a and another in "
                   "b (the two listed); one name is one axis: give the other its own with shaped::let<Name, Axis>, "
@@ -429,8 +441,9 @@ auto checked_einsum(pack<A...>, pack<B...>, TA&& x, TB&& y) {
 /// `...` (einsum names every axis), an operand spelled with another number of axes than it has, a name that is
 /// not the operand's axis at that position (the expected axes listed), one name for two different axes of a
 /// and b (a query axis is not a key axis: name them apart), a name on the right that no operand has, a
-/// name of one operand only that is not on the right; the element types differ. Run time:
-/// `shaped::shape_error` when a name joins run-time axes of different extents (from `matmul` on its path).
+/// name of one operand only that is not on the right; the element types differ, or are not float or double;
+/// an argument after the pattern that is not a `let`. Run time: `shaped::shape_error` when a name joins
+/// run-time axes of different extents, naming the axis and both operands as passed.
 /// Source: `torch.einsum("bhqd,bhkd->bhqk", q, k)`; `queries @ keys.transpose(2, 3)` and `attn_weights @
 /// values` in the book's `MultiHeadAttention` (listing 3.5).
 template <detail::fixed_string Pattern, class... Extra, Tensor TA, Tensor TB>
@@ -438,13 +451,22 @@ auto einsum(TA&& a, TB&& b) {
     namespace ed = detail::einsum_detail;
     using pa = ed::parts<std::remove_cvref_t<TA>>;
     using pb = ed::parts<std::remove_cvref_t<TB>>;
-    static_assert(std::is_same_v<typename pa::value, typename pb::value>,
-                  "shaped::einsum<Pattern>(a, b): a and b must have the same element type");
-    static_assert((ed::let_binding<Extra> && ...),
-                  "shaped::einsum<Pattern>(a, b): after the pattern come names, shaped::let<Name, Axis>");
-    using plan = ed::plan<Pattern, ed::pack<Extra...>, typename pa::axes, typename pb::axes>;
-    return ed::checked_einsum<Pattern, plan>(typename pa::axes{}, typename pb::axes{}, std::forward<TA>(a),
-                                             std::forward<TB>(b));
+    using value = typename pa::value;
+    constexpr bool same_type = std::is_same_v<value, typename pb::value>;
+    constexpr bool float_type = std::is_same_v<value, float> || std::is_same_v<value, double>;
+    constexpr bool lets = (ed::let_binding<Extra> && ...);
+    static_assert(same_type, "shaped::einsum<Pattern>(a, b): a and b must have the same element type; convert "
+                             "one with .to<float>() or .to<double>()");
+    static_assert(!same_type || float_type, "shaped::einsum<Pattern>(a, b): elements must be float or double");
+    static_assert(lets, "shaped::einsum<Pattern>(a, b): after the pattern come names, shaped::let<Name, Axis> "
+                        "(an axis with a name of its own needs none)");
+    if constexpr (same_type && float_type && lets) {
+        using plan = ed::plan<Pattern, ed::pack<Extra...>, typename pa::axes, typename pb::axes>;
+        return ed::checked_einsum<Pattern, plan>(typename pa::axes{}, typename pb::axes{}, std::forward<TA>(a),
+                                                 std::forward<TB>(b));
+    } else {
+        return diag::failed_shape_check{};
+    }
 }
 
 }  // namespace shaped
