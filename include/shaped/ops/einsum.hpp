@@ -432,7 +432,7 @@ auto checked_einsum(pack<A...>, pack<B...>, TA&& x, TB&& y) {
 ///
 /// Shapes: the result's axes are the operands' axes the right side names, in its order; e.g.
 /// `(batch, num_heads, num_tokens, head_dim), (batch, num_heads, key<num_tokens>, head_dim) -> (batch,
-/// num_heads, num_tokens, key<num_tokens>)`. Element type: both operands' (the same).
+/// num_heads, num_tokens, key<num_tokens>)`. Element type: float or double, the same for both.
 /// Lowering: a batched matrix product (one row name, one column name, one summed name, any batch names) is
 /// `matmul` of the operands permuted in place (oneDNN's sgemm for float), its result permuted to the right
 /// side's order: the same steps and type as `matmul(q, k.transpose<2, 3>())` by hand. Any other contraction
