@@ -103,3 +103,16 @@ TEST_CASE("pattern: the limits are errors, not overflows") {
     for (std::size_t i = 0; i <= pt::max_names; ++i) many_names += "y" + std::to_string(i) + " ";
     CHECK(pt::parse(many_names + ") -> y0").err == pt::mistake::too_many_names);
 }
+
+TEST_CASE("pattern: () is a unit on reduce's right side only") {
+    constexpr std::string_view text = "batch num_tokens emb_dim -> batch num_tokens ()";
+    CHECK(error_of(text) == pt::mistake::empty_group);  // rearrange's and einsum's parse
+    CHECK(where_of(text) == 45);
+    const pt::parsed p = pt::parse(text, 1, true);
+    REQUIRE(p.err == pt::mistake::none);
+    CHECK(p.rhs.size == 3);
+    CHECK(p.rhs.terms[2].kind == pt::term_kind::unit);
+    CHECK(p.rhs.terms[2].count == 0);
+    CHECK(pt::parse("batch () -> batch", 1, true).err == pt::mistake::empty_group);  // not on the left
+    CHECK(pt::parse("batch d -> (batch ())", 1, true).err == pt::mistake::nested_group);
+}

@@ -7,6 +7,7 @@
 //            | side "," side "->" side    (einsum: two operands)
 //   side    := term*                      (terms separated by spaces)
 //   term    := name | "(" name+ ")" | "..."
+//            | "()"                       (reduce's right side only: a reduced axis kept, of extent 1)
 //   name    := [A-Za-z_][A-Za-z0-9_]*
 //
 // e.g. "batch num_tokens (num_heads head_dim) -> batch num_heads num_tokens head_dim". The parser checks the
@@ -30,9 +31,10 @@ struct name_ref {
     std::size_t size = 0;
 };
 
-enum class term_kind : unsigned char { name, group, ellipsis };
+enum class term_kind : unsigned char { name, group, ellipsis, unit };
 
-/// One position of a side: a name (`count == 1`), a parenthesized group of `count` names, or `...`; its names
+/// One position of a side: a name (`count == 1`), a parenthesized group of `count` names, `...`, or `()` (a
+/// unit, `count == 0`, where the parse allows it); its names
 /// are `names[first]` to `names[first + count - 1]`.
 struct term {
     term_kind kind = term_kind::name;
@@ -57,7 +59,7 @@ enum class mistake : unsigned char {
     unbalanced_open,     // "(" without ")"
     unbalanced_close,    // ")" without "("
     nested_group,        // "(" inside a group
-    empty_group,         // "()"
+    empty_group,         // "()" (outside reduce's right side)
     ellipsis_in_group,   // "(... x)"
     two_ellipses,        // "..." twice on one side
     repeated_name,       // a name twice on one side
@@ -109,7 +111,9 @@ constexpr bool fail(parsed& p, mistake e, std::size_t where) {
 }
 
 // Parses text[begin, end) as one side into s; the names it reads are appended to p.names.
-constexpr bool parse_side(std::string_view text, std::size_t begin, std::size_t end, parsed& p, side& s) {
+// `units`: "()" is a term of its own (reduce's right side) instead of an error.
+constexpr bool parse_side(std::string_view text, std::size_t begin, std::size_t end, parsed& p, side& s,
+                          bool units = false) {
     s.ellipsis = max_terms;
     bool in_group = false;
     std::size_t group_at = 0;
@@ -127,7 +131,10 @@ constexpr bool parse_side(std::string_view text, std::size_t begin, std::size_t 
             ++i;
         } else if (c == ')') {
             if (!in_group) return fail(p, mistake::unbalanced_close, i);
-            if (s.terms[s.size].count == 0) return fail(p, mistake::empty_group, group_at);
+            if (s.terms[s.size].count == 0) {
+                if (!units) return fail(p, mistake::empty_group, group_at);
+                s.terms[s.size].kind = term_kind::unit;
+            }
             in_group = false;
             ++s.size;
             ++i;
@@ -171,9 +178,9 @@ constexpr bool parse_side(std::string_view text, std::size_t begin, std::size_t 
 
 }  // namespace parse_detail
 
-/// Parses `text` ("lhs -> rhs", or "lhs, lhs2 -> rhs" with `operands == 2`); on a grammar error, `err` and
-/// `where` say what and where.
-constexpr parsed parse(std::string_view text, std::size_t operands = 1) {
+/// Parses `text` ("lhs -> rhs", or "lhs, lhs2 -> rhs" with `operands == 2`; with `units`, "()" may stand on
+/// the right); on a grammar error, `err` and `where` say what and where.
+constexpr parsed parse(std::string_view text, std::size_t operands = 1, bool units = false) {
     parsed p{};
     const std::size_t arrow = find(text, "->");
     if (arrow == std::string_view::npos) {
@@ -202,7 +209,7 @@ constexpr parsed parse(std::string_view text, std::size_t operands = 1) {
     }
     if (!parse_detail::parse_side(text, 0, lhs_end, p, p.lhs)) return p;
     if (operands == 2 && !parse_detail::parse_side(text, lhs_end + 1, arrow, p, p.lhs2)) return p;
-    parse_detail::parse_side(text, arrow + 2, text.size(), p, p.rhs);
+    parse_detail::parse_side(text, arrow + 2, text.size(), p, p.rhs, units);
     return p;
 }
 

@@ -73,7 +73,10 @@ struct binding<let<N, A>> {
     static constexpr std::string_view name = let<N, A>::name;
 };
 
-enum class problem : unsigned char { none, grammar, unknown_name, ambiguous_name, rank, left_order, not_on_left, dropped, ellipsis_one_side };
+enum class problem : unsigned char {
+    none, grammar, unknown_name, ambiguous_name, rank, left_order, not_on_left, dropped, ellipsis_one_side,
+    units  // reduce: "()" on the right, but not one per reduced axis
+};
 
 inline constexpr std::size_t max_atoms = 96;
 inline constexpr std::size_t npos = static_cast<std::size_t>(-1);
@@ -100,9 +103,20 @@ struct analysis {
     std::size_t atom_count = 0;
     bool has_split = false;
     std::array<std::size_t, max_atoms> perm{};  // output atom k is atom perm[k]
-    bool identity = true;
+    // reduce: the atoms the right side leaves out are reduced over, in place ("()" on the right keeps them as
+    // reduced<...> of extent 1: `keep`), before the permutation; `perm_after` numbers the atoms as they are
+    // after the reductions (the same as `perm` for rearrange and with `keep`).
+    std::array<bool, max_atoms> reduced{};
+    std::array<std::size_t, max_atoms> reduced_at{};  // the reduced atoms, in x's order
+    std::size_t reduced_count = 0;
+    std::size_t unit_count = 0;
+    bool keep = false;
+    std::size_t post_count = 0;
+    std::array<std::size_t, max_atoms> perm_after{};
+    bool identity = true;  // perm_after is 0, 1, 2, ...
     std::array<std::size_t, max_atoms> out_first{};  // output axis j: atoms out_first[j] .. + out_count[j]
     std::array<std::size_t, max_atoms> out_count{};
+    std::array<bool, max_atoms> out_unit{};          // output axis j is a "()": a reduced axis kept
     std::size_t out_axes = 0;
     bool has_merge = false;
 };
@@ -116,13 +130,13 @@ constexpr analysis fail(analysis a, problem what, std::size_t where, pt::name_re
 }
 
 // Everything the names decide: the grammar, which axis each left name stands for, the atoms after the
-// splits, and where each goes on the right. Whether the left side spells x's axes (a question of types) is
-// checked by `rearrange` after this.
+// splits, and where each goes on the right (with `reducing`, the atoms it leaves out are reduced over).
+// Whether the left side spells x's axes (a question of types) is checked by `rearrange` after this.
 template <std::size_t NC>
 constexpr analysis analyze(std::string_view text, const std::array<std::string_view, NC>& names,
-                           std::size_t extras, std::size_t rank) {
+                           std::size_t extras, std::size_t rank, bool reducing = false) {
     analysis a{};
-    a.p = pt::parse(text);
+    a.p = pt::parse(text, 1, reducing);
     a.rank = rank;
     if (a.p.err != pt::mistake::none) return fail(a, problem::grammar, a.p.where);
     if (rank > max_atoms - pt::max_names) return fail(a, problem::rank, 0);
@@ -171,11 +185,18 @@ constexpr analysis analyze(std::string_view text, const std::array<std::string_v
     auto place = [&](std::size_t atom_index) {
         used[atom_index] = true;
         a.perm[k] = atom_index;
-        a.identity = a.identity && atom_index == k;
         ++k;
     };
     for (std::size_t t = 0; t < rhs.size; ++t) {
         const pt::term& term = rhs.terms[t];
+        if (term.kind == pt::term_kind::unit) {  // filled with a reduced atom below
+            a.out_unit[a.out_axes] = true;
+            a.out_first[a.out_axes] = k;
+            a.out_count[a.out_axes++] = 1;
+            a.perm[k++] = npos;
+            ++a.unit_count;
+            continue;
+        }
         if (term.kind == pt::term_kind::ellipsis) {
             for (std::size_t i = 0; i < a.atom_count; ++i)
                 if (a.atoms[i].name == npos) {
@@ -199,9 +220,25 @@ constexpr analysis analyze(std::string_view text, const std::array<std::string_v
     }
     for (std::size_t i = 0; i < a.atom_count; ++i)
         if (!used[i]) {
-            const pt::name_ref r = a.p.names[a.atoms[i].name];
-            return fail(a, problem::dropped, r.begin, r);
+            if (!reducing) {
+                const pt::name_ref r = a.p.names[a.atoms[i].name];
+                return fail(a, problem::dropped, r.begin, r);
+            }
+            a.reduced[i] = true;
+            a.reduced_at[a.reduced_count++] = i;
         }
+    a.keep = a.unit_count > 0;
+    if (a.keep && a.unit_count != a.reduced_count) return fail(a, problem::units, pt::find(text, "()"));
+    // The k-th "()" keeps the k-th reduced atom; without "()", the atoms after a reduced one move down.
+    for (std::size_t j = 0, u = 0; j < k; ++j)
+        if (a.perm[j] == npos) a.perm[j] = a.reduced_at[u++];
+    a.post_count = a.keep ? a.atom_count : a.atom_count - a.reduced_count;
+    for (std::size_t j = 0; j < k; ++j) {
+        std::size_t before = 0;
+        for (std::size_t i = 0; i < a.perm[j]; ++i) before += a.reduced[i] && !a.keep ? 1 : 0;
+        a.perm_after[j] = a.perm[j] - before;
+        a.identity = a.identity && a.perm_after[j] == j;
+    }
     return a;
 }
 
@@ -216,15 +253,16 @@ struct pack {};
 template <std::size_t I, class... T>
 using at_t = std::tuple_element_t<I, std::tuple<T...>>;
 
-// The rearrangement of x by pattern P with the extra bindings B..., all as types and constants.
-template <fixed_string P, class Extras, class Input>
+// The rearrangement of x by pattern P with the extra bindings B..., all as types and constants (`Reducing`:
+// reduce's, where the atoms the right side leaves out are reduced over).
+template <fixed_string P, class Extras, class Input, bool Reducing = false>
 struct plan;
-template <fixed_string P, class... B, class... Axes>
-struct plan<P, pack<B...>, pack<Axes...>> {
+template <fixed_string P, class... B, class... Axes, bool Reducing>
+struct plan<P, pack<B...>, pack<Axes...>, Reducing> {
     static constexpr std::size_t extras = sizeof...(B);
     static constexpr std::array<std::string_view, sizeof...(B) + sizeof...(Axes)> names{binding<B>::name...,
                                                                                         binding<Axes>::name...};
-    static constexpr analysis a = analyze(P.view(), names, extras, sizeof...(Axes));
+    static constexpr analysis a = analyze(P.view(), names, extras, sizeof...(Axes), Reducing);
 
     template <std::size_t C>
     using cand_t = at_t<C, typename binding<B>::axis..., Axes...>;
@@ -269,7 +307,9 @@ struct plan<P, pack<B...>, pack<Axes...>> {
     static auto merged_of(std::index_sequence<K...>) -> merged<atom_t<a.perm[a.out_first[J] + K]>...>;
     template <std::size_t J>
     static auto out_at() {
-        if constexpr (a.out_count[J] == 1)
+        if constexpr (a.out_unit[J])
+            return std::type_identity<reduced<atom_t<a.perm[a.out_first[J]]>>>{};
+        else if constexpr (a.out_count[J] == 1)
             return std::type_identity<atom_t<a.perm[a.out_first[J]]>>{};
         else
             return std::type_identity<decltype(merged_of<J>(std::make_index_sequence<a.out_count[J]>{}))>{};
@@ -283,7 +323,7 @@ struct plan<P, pack<B...>, pack<Axes...>> {
     }
     template <class X, std::size_t... K>
     static auto permute(X x, std::index_sequence<K...>) {
-        return shaped::permute<static_cast<int>(a.perm[K])...>(std::move(x));
+        return shaped::permute<static_cast<int>(a.perm_after[K])...>(std::move(x));
     }
     template <class X, std::size_t... J>
     static auto merge(X x, std::index_sequence<J...>) {
@@ -293,19 +333,20 @@ struct plan<P, pack<B...>, pack<Axes...>> {
             return shaped::view<out_t<J>...>(shaped::contiguous(std::move(x)));
     }
 
-    template <class Value, class Layout>
-    static auto run(basic_tensor<Value, Layout, Axes...> x) {
-        auto s = [&] {
+    // Split, then `between` (reduce's reductions; nothing for rearrange), permute, merge.
+    template <class Value, class Layout, class Between>
+    static auto run(basic_tensor<Value, Layout, Axes...> x, Between between) {
+        auto s = between([&] {
             if constexpr (a.has_split)
                 return split(std::move(x), std::make_index_sequence<a.atom_count>{});
             else
                 return std::move(x);
-        }();
+        }());
         auto p = [&] {
             if constexpr (a.identity)
                 return std::move(s);
             else
-                return permute(std::move(s), std::make_index_sequence<a.atom_count>{});
+                return permute(std::move(s), std::make_index_sequence<a.post_count>{});
         }();
         if constexpr (a.has_merge)
             return merge(std::move(p), std::make_index_sequence<a.out_axes>{});
@@ -387,7 +428,7 @@ auto rearrange(basic_tensor<Value, Layout, Axes...> x) {
                   "shaped::rearrange<Pattern>(x): a name on the left is missing on the right; rearrange keeps "
                   "every axis (reduce removes them)");
     if constexpr (a.what == rd::problem::none && spelled_ok)
-        return plan::run(std::move(x));
+        return plan::run(std::move(x), [](auto s) { return s; });
     else
         return diag::failed_shape_check{};
 }
