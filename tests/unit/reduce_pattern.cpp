@@ -142,3 +142,21 @@ TEST_CASE("reduce: max of integers, and NaN wins as in torch.amax") {
     CHECK(std::isnan(m.data()[0]));
     CHECK(!std::isnan(m.data()[1]));
 }
+
+TEST_CASE("reduce: the lines of the patterns chapter, against their spellings by hand") {
+    const auto x = random_tensor<shaped::tensor<float, batch, num_tokens, d_out>>(9);
+    const auto scores = random_tensor<shaped::tensor<float, batch, num_heads, num_tokens, keys>>(10);
+    // [reduce]
+    // x.mean(dim=-1, keepdim=True), as the book's LayerNorm takes it: (batch, num_tokens, reduced<d_out>)
+    auto mean = shaped::reduce<"batch num_tokens d_out -> batch num_tokens ()", "mean">(x);
+    // Each head's mean over the tokens: (batch, num_heads, head_dim)
+    auto pooled = shaped::reduce<"batch num_tokens (num_heads head_dim) -> batch num_heads head_dim", "mean",
+                                 num_heads, head_dim>(x);
+    // The scores' largest value per query, which a stable softmax subtracts: (..., num_tokens, reduced<keys>)
+    auto row_max = shaped::reduce<"batch num_heads num_tokens keys -> batch num_heads num_tokens ()", "max",
+                                  shaped::let<"keys", keys>>(scores);
+    // [reduce]
+    check_same(mean, x.mean<d_out>(shaped::keepdim));
+    check_same(pooled, x.view<batch, num_tokens, num_heads, head_dim>().mean<num_tokens>());
+    check_same(row_max, scores.max<keys>(shaped::keepdim));
+}
