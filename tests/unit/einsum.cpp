@@ -67,7 +67,7 @@ TEST_CASE("einsum: the context vectors, with the heads moved behind the tokens a
     const auto w = filled<shaped::tensor<float, batch, num_heads, num_tokens, keys_axis>>(0.3f);
     const auto v = filled<shaped::tensor<float, batch, num_heads, keys_axis, head_dim>>(1.1f);
     const auto by_pattern = shaped::einsum<context_pattern, keys_let>(w, v);
-    const auto by_hand = shaped::matmul(w, v).transpose<1, 2>();
+    const auto by_hand = shaped::matmul(w, v).transpose<1, 2>().contiguous();  // written in place, no gather
     check_same(by_pattern, by_hand);
 }
 
@@ -171,4 +171,39 @@ TEST_CASE("einsum: operands without axes") {
     CHECK(scaled(5) == 18.0f);
     const auto dot = shaped::einsum<"d_out, d_out -> ">(u, u);
     CHECK(dot.data()[0] == 91.0f);
+}
+
+TEST_CASE("einsum: a result ending on the column is written in its own order, contiguous, matmul's bits") {
+    using run_keys = shaped::key<run_tokens>;
+    constexpr shaped::detail::fixed_string ctx =
+        "batch num_heads num_tokens keys, batch num_heads keys head_dim -> batch num_tokens num_heads head_dim";
+    for (std::size_t b : {1u, 3u})
+        for (std::size_t t : {1u, 2u, 8u}) {
+            CAPTURE(b);
+            CAPTURE(t);
+            const auto w = filled<shaped::tensor<float, run_batch, num_heads, run_tokens, run_keys>>(0.3f, b, t, t);
+            const auto v = filled<shaped::tensor<float, run_batch, num_heads, run_keys, head_dim>>(1.1f, b, t);
+            const auto c = shaped::einsum<ctx, shaped::let<"keys", run_keys>>(w, v);
+            static_assert(std::remove_cvref_t<decltype(c)>::is_contiguous);
+            check_same(c, shaped::matmul(w, v).transpose<1, 2>().contiguous());
+            // The row first and the batch axes swapped; a strided operand (the values read transposed twice).
+            const auto vt = v.transpose<2, 3>().transpose<2, 3>();
+            const auto r = shaped::einsum<"batch num_heads num_tokens keys, batch num_heads keys head_dim -> "
+                                          "num_tokens num_heads batch head_dim",
+                                          shaped::let<"keys", run_keys>>(w, vt);
+            static_assert(std::remove_cvref_t<decltype(r)>::is_contiguous);
+            check_same(r, shaped::matmul(w, v).permute<2, 1, 0, 3>().contiguous());
+        }
+    // Double, static axes.
+    const auto wd = filled<shaped::tensor<float, batch, num_heads, num_tokens, keys_axis>>(0.4f).to<double>();
+    const auto vd = filled<shaped::tensor<float, batch, num_heads, keys_axis, head_dim>>(0.9f).to<double>();
+    const auto cd = shaped::einsum<context_pattern, keys_let>(wd, vd);
+    const auto hd = shaped::matmul(wd, vd).transpose<1, 2>().contiguous();
+    static_assert(std::is_same_v<decltype(cd), decltype(hd)>);
+    CHECK(std::memcmp(cd.data(), hd.data(), cd.numel() * sizeof(double)) == 0);
+    // Run-time extents a name joins are checked before anything is written.
+    const auto w2 = filled<shaped::tensor<float, run_batch, num_heads, run_tokens, run_keys>>(0.3f, 2u, 4u, 4u);
+    const auto v2 = filled<shaped::tensor<float, run_batch, num_heads, run_keys, head_dim>>(1.1f, 2u, 3u);
+    CHECK_THROWS_WITH_AS((shaped::einsum<ctx, shaped::let<"keys", run_keys>>(w2, v2)),
+                         doctest::Contains("shaped::einsum<Pattern>(a, b)"), shaped::shape_error);
 }

@@ -281,6 +281,46 @@ struct plan<P, pack<L...>, pack<A...>, pack<B...>> {
             return arranged<a.perm_out, false>(std::move(r), std::make_index_sequence<a.rank_out>{});
     }
 
+    // A batched matrix product whose result's last axis is b's column but whose other axes are in another
+    // order than matmul's (the context vectors' "-> batch num_tokens num_heads head_dim"): each batch's
+    // product goes straight to its place in the result, laid out in the right side's order, through BLAS's
+    // leading dimension, where matmul then a permutation would leave a strided result for the next
+    // `contiguous()` to gather. The same BLAS calls on the same operands as matmul's, so the same bits.
+    static constexpr bool placed = a.is_matmul && !a.identity_out && a.perm_out[a.rank_out - 1] == a.batch + 1;
+
+    template <class TA, class TB>
+    static auto run_matmul_placed(TA&& x, TB&& y) {
+        check_meets<meet_pairs>("einsum<Pattern>(a, b)", "a", x.shape, "b", y.shape);
+        using value = typename std::remove_cvref_t<TA>::value_type;
+        using result_t = decltype(result_type<value>(std::make_index_sequence<a.rank_out>{}));
+        result_t out(take_extents<typename result_t::extents_type, sources>(x.shape, y.shape), uninitialized);
+        const auto ax = arranged<a.perm_a, a.identity_a>(std::forward<TA>(x), std::index_sequence_for<A...>{});
+        const auto by = arranged<a.perm_b, a.identity_b>(std::forward<TB>(y), std::index_sequence_for<B...>{});
+        constexpr std::size_t na = sizeof...(A), nb = sizeof...(B), no = a.rank_out, nbatch = a.batch;
+        const blas_operand<value, na> oa(ax);
+        const blas_operand<value, nb> ob(by);
+        const std::size_t m = oa.extent[na - 2], k = oa.extent[na - 1], n = ob.extent[nb - 1];
+        std::array<std::size_t, no> stride_o{};
+        for (std::size_t o = no, st = 1; o-- > 0; st *= out.shape.extent(o)) stride_o[o] = st;
+        // The result's position of each matmul axis: batch q, then the row.
+        std::array<std::size_t, nbatch + 1> place{};
+        for (std::size_t o = 0; o < no; ++o)
+            if (a.perm_out[o] <= nbatch) place[a.perm_out[o]] = o;
+        const std::size_t ldc = stride_o[place[nbatch]];
+        if (m > blas_max || n > blas_max || k > blas_max || ldc > blas_max) blas_extent_too_large(out.shape.text());
+        const std::size_t batches = m * n == 0 ? 0 : out.numel() / (m * n);
+        value* pc = out.data();
+        for (std::size_t i = 0; i < batches; ++i) {
+            std::size_t offset = 0;
+            for (std::size_t q = nbatch, j = i; q-- > 0;) {  // i is row-major over the batch axes
+                offset += (j % oa.extent[q]) * stride_o[place[q]];
+                j /= oa.extent[q];
+            }
+            gemm(oa.matrix(i), oa.layout, oa.stride[na - 2], ob.matrix(i), ob.layout, pc + offset, m, n, k, ldc);
+        }
+        return out;
+    }
+
     // Any other contraction: one pass over every combination of the names' indices, in the order a's
     // names then b's new ones, the products added into the result (zeros to start).
     template <class Value, class LA, class LB>
@@ -413,7 +453,9 @@ auto checked_einsum(pack<A...>, pack<B...>, TA&& x, TB&& y) {
                   "b (the two listed); one name is one axis: give the other its own with shaped::let<Name, Axis>, "
                   "as a key axis is not a query axis");
     if constexpr (Plan::ok) {
-        if constexpr (a.is_matmul)
+        if constexpr (Plan::placed)
+            return Plan::run_matmul_placed(std::forward<TA>(x), std::forward<TB>(y));
+        else if constexpr (a.is_matmul)
             return Plan::run_matmul(std::forward<TA>(x), std::forward<TB>(y));
         else
             return Plan::run_loop(x, y);
@@ -434,8 +476,11 @@ auto checked_einsum(pack<A...>, pack<B...>, TA&& x, TB&& y) {
 /// `(batch, num_heads, num_tokens, head_dim), (batch, num_heads, key<num_tokens>, head_dim) -> (batch,
 /// num_heads, num_tokens, key<num_tokens>)`. Element type: float or double, the same for both.
 /// Lowering: a batched matrix product (one row name, one column name, one summed name, any batch names) is
-/// `matmul` of the operands permuted in place (oneDNN's sgemm for float), its result permuted to the right
-/// side's order: the same steps and type as `matmul(q, k.transpose<2, 3>())` by hand. Any other contraction
+/// `matmul` of the operands permuted in place (oneDNN's sgemm for float): the same steps and type as
+/// `matmul(q, k.transpose<2, 3>())` by hand when the right side keeps matmul's order; when it moves the
+/// batch axes or the row but ends on the column (`-> batch num_tokens num_heads head_dim`), each product is
+/// written straight to its place in a contiguous result, which is `matmul(w, v).transpose<1, 2>().contiguous()`
+/// bit for bit, without the gather; otherwise matmul's result permuted (strided). Any other contraction
 /// (several summed names, none, an outer product) is one loop over the names' indices, without BLAS.
 /// Errors: compile time: a malformed pattern (`diag::bad_pattern`, two operands separated by `,`), a group or
 /// `...` (einsum names every axis), an operand spelled with another number of axes than it has, a name that is
