@@ -294,8 +294,9 @@ struct plan<P, pack<L...>, pack<A...>, pack<B...>> {
         using value = typename std::remove_cvref_t<TA>::value_type;
         using result_t = decltype(result_type<value>(std::make_index_sequence<a.rank_out>{}));
         result_t out(take_extents<typename result_t::extents_type, sources>(x.shape, y.shape), uninitialized);
-        const auto ax = arranged<a.perm_a, a.identity_a>(std::forward<TA>(x), std::index_sequence_for<A...>{});
-        const auto by = arranged<a.perm_b, a.identity_b>(std::forward<TB>(y), std::index_sequence_for<B...>{});
+        // The operands as they are, or permuted views of them: nothing copied.
+        auto&& ax = arranged<a.perm_a, a.identity_a>(std::forward<TA>(x), std::index_sequence_for<A...>{});
+        auto&& by = arranged<a.perm_b, a.identity_b>(std::forward<TB>(y), std::index_sequence_for<B...>{});
         constexpr std::size_t na = sizeof...(A), nb = sizeof...(B), no = a.rank_out, nbatch = a.batch;
         const blas_operand<value, na> oa(ax);
         const blas_operand<value, nb> ob(by);
