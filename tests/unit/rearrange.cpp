@@ -106,3 +106,12 @@ TEST_CASE("rearrange: run-time batch and tokens, as by hand") {
             check_same(y, x);
         }
 }
+
+TEST_CASE("rearrange: a strided tensor is split as reshape splits it") {
+    const auto x = iota_tensor<shaped::tensor<float, batch, num_tokens, d_out>>();
+    const auto t = x.transpose<0, 1>();  // (num_tokens, batch, d_out), strided
+    const auto split = shaped::rearrange<"num_tokens batch (num_heads head_dim) -> batch num_heads num_tokens head_dim",
+                                         num_heads, head_dim>(t);
+    check_same(split, t.reshape<num_tokens, batch, num_heads, head_dim>().permute<1, 2, 0, 3>());
+    check_same(split.contiguous(), x.view<batch, num_tokens, num_heads, head_dim>().transpose<1, 2>().contiguous());
+}

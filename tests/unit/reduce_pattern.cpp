@@ -160,3 +160,10 @@ TEST_CASE("reduce: the lines of the patterns chapter, against their spellings by
     check_same(pooled, x.view<batch, num_tokens, num_heads, head_dim>().mean<num_tokens>());
     check_same(row_max, scores.max<keys>(shaped::keepdim));
 }
+
+TEST_CASE("reduce: a strided tensor split, then reduced") {
+    const auto x = random_tensor<shaped::tensor<float, batch, num_tokens, d_out>>(11);
+    const auto t = x.transpose<0, 1>();  // (num_tokens, batch, d_out), strided
+    check_same(shaped::reduce<"num_tokens batch (num_heads head_dim) -> batch num_heads", "max", num_heads, head_dim>(t),
+               t.reshape<num_tokens, batch, num_heads, head_dim>().max<head_dim>().max<num_tokens>());
+}

@@ -317,9 +317,13 @@ struct plan<P, pack<B...>, pack<Axes...>, Reducing> {
     template <std::size_t J>
     using out_t = typename decltype(out_at<J>())::type;
 
+    // A strided x (a transpose) is split by `reshape`, which copies it first, as einops' reshape does.
     template <class Value, class Layout, std::size_t... K>
     static auto split(basic_tensor<Value, Layout, Axes...> x, std::index_sequence<K...>) {
-        return shaped::view<atom_t<K>...>(std::move(x));
+        if constexpr (basic_tensor<Value, Layout, Axes...>::is_contiguous)
+            return shaped::view<atom_t<K>...>(std::move(x));
+        else
+            return shaped::reshape<atom_t<K>...>(std::move(x));
     }
     template <class X, std::size_t... K>
     static auto permute(X x, std::index_sequence<K...>) {
@@ -376,7 +380,7 @@ struct spelled_of<Plan, true> {
 /// Shapes: `x`'s axes split, reordered and merged as the pattern says: the result type is what `view` (for
 /// the splits), `permute` and `contiguous().view` (for the merges) give when written by hand; a merge gives
 /// `merged<a, b>`, the same axis as a declared product (`d_out`). Strided where only the order changed;
-/// a copy only where a merge follows a reordering, as by hand.
+/// a copy only where a merge follows a reordering, as by hand, or where a strided `x` is split (`reshape`).
 /// Errors: compile time, each with the pattern's offending name or byte: a malformed pattern
 /// (`diag::bad_pattern`), a name that is no axis of `x` and was not passed, a name two axes answer to, a
 /// left side with more or fewer axes than `x`, a left side that does not spell `x`'s axes in order (the
