@@ -2,6 +2,7 @@
 // contractions against plain loops, on static and run-time axes; run-time extents that differ throw.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -88,7 +89,7 @@ TEST_CASE("einsum: batch axes in another order on each side are matched by name"
                 }
 }
 
-TEST_CASE("einsum: contractions that are no matrix product run as a loop") {
+TEST_CASE("einsum: contractions with nothing summed, or no row and no column, run as a loop") {
     const auto x = filled<shaped::tensor<float, batch, num_tokens, d_out>>(0.4f);
     const auto y = filled<shaped::tensor<float, batch, num_tokens, d_out>>(1.3f);
     // A dot product per position: two batch names, one summed name, no row or column.
@@ -99,18 +100,6 @@ TEST_CASE("einsum: contractions that are no matrix product run as a loop") {
             float s = 0;
             for (std::size_t d = 0; d < 6; ++d) s += x(i, t, d) * y(i, t, d);
             CHECK(dot(i, t) == s);  // the same order of additions
-        }
-    // Two summed names (the tokens and the widths), one row and one column name.
-    const auto gram = shaped::einsum<"keys num_tokens d_out, batch num_tokens d_out -> keys batch", keys_let>(
-        filled<shaped::tensor<float, keys_axis, num_tokens, d_out>>(0.5f), y);
-    static_assert(std::is_same_v<std::remove_cvref_t<decltype(gram)>, shaped::tensor<float, keys_axis, batch>>);
-    const auto g = filled<shaped::tensor<float, keys_axis, num_tokens, d_out>>(0.5f);
-    for (std::size_t j = 0; j < 5; ++j)
-        for (std::size_t i = 0; i < 2; ++i) {
-            float s = 0;
-            for (std::size_t t = 0; t < 5; ++t)
-                for (std::size_t d = 0; d < 6; ++d) s += g(j, t, d) * y(i, t, d);
-            CHECK(gram(j, i) == s);
         }
     // An outer product: nothing summed.
     const auto u = filled<shaped::tensor<float, num_tokens>>(0.6f);
@@ -206,4 +195,74 @@ TEST_CASE("einsum: a result ending on the column is written in its own order, co
     const auto v2 = filled<shaped::tensor<float, run_batch, num_heads, run_keys, head_dim>>(1.1f, 2u, 3u);
     CHECK_THROWS_WITH_AS((shaped::einsum<ctx, shaped::let<"keys", run_keys>>(w2, v2)),
                          doctest::Contains("shaped::einsum<Pattern>(a, b)"), shaped::shape_error);
+}
+
+namespace {
+
+// The contraction by its definition, in double: out[o...] = sum over the summed names of a[...] * b[...],
+// with `index_a(o, s)` and `index_b(o, s)` giving the operands' elements for result index o and summed index s.
+template <class Out, class Fa, class Fb>
+void check_contraction(const Out& out, std::size_t summed, Fa at_a, Fb at_b) {
+    for (std::size_t o = 0; o < out.numel(); ++o) {
+        double s = 0, size = 0;
+        for (std::size_t k = 0; k < summed; ++k) {
+            s += double(at_a(o, k)) * double(at_b(o, k));
+            size += std::abs(double(at_a(o, k)) * double(at_b(o, k)));
+        }
+        // float products summed in another order than the definition's: within float's rounding of the terms.
+        CHECK(std::abs(double(out.contiguous().data()[o]) - s) <= 1e-6 * size + 1e-30);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("einsum: several summed names, several rows or columns, as one BLAS product per batch") {
+    const auto g = filled<shaped::tensor<float, keys_axis, num_tokens, d_out>>(0.5f);
+    const auto y = filled<shaped::tensor<float, batch, num_tokens, d_out>>(1.3f);
+    // Two summed names (the tokens and the widths), one row and one column name.
+    const auto gram = shaped::einsum<"keys num_tokens d_out, batch num_tokens d_out -> keys batch", keys_let>(g, y);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(gram)>, shaped::tensor<float, keys_axis, batch>>);
+    check_contraction(gram, 30, [&](std::size_t o, std::size_t s) { return g(o / 2, s / 6, s % 6); },
+                      [&](std::size_t o, std::size_t s) { return y(o % 2, s / 6, s % 6); });
+    // The same, the result transposed (its axes put in the right side's order after the product).
+    const auto gram_t = shaped::einsum<"keys num_tokens d_out, batch num_tokens d_out -> batch keys", keys_let>(g, y);
+    static_assert(std::remove_cvref_t<decltype(gram_t)>::is_contiguous);
+    for (std::size_t j = 0; j < 5; ++j)
+        for (std::size_t i = 0; i < 2; ++i) CHECK(gram_t(i, j) == gram(j, i));
+    // A matrix-vector product per batch: a row name, no column name.
+    const auto v = filled<shaped::tensor<float, batch, d_out>>(0.7f);
+    const auto mv = shaped::einsum<"batch num_tokens d_out, batch d_out -> num_tokens batch">(y, v);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(mv)>, shaped::tensor<float, num_tokens, batch>>);
+    check_contraction(mv, 6, [&](std::size_t o, std::size_t s) { return y(o % 2, o / 2, s); },
+                      [&](std::size_t o, std::size_t s) { return v(o % 2, s); });
+    // Two rows and two columns, the heads a batch name, summed over head_dim, a strided operand.
+    const auto q = filled<shaped::tensor<float, batch, num_heads, num_tokens, head_dim>>(0.2f);
+    const auto kt = filled<shaped::tensor<float, num_heads, head_dim, keys_axis, context_length>>(0.9f)
+                        .transpose<2, 3>();  // (num_heads, head_dim, context_length, keys), strided
+    const auto r = shaped::einsum<"batch num_heads num_tokens head_dim, num_heads head_dim context_length keys -> "
+                                  "num_heads keys batch context_length num_tokens",
+                                  keys_let>(q, kt);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(r)>,
+                                 shaped::tensor<float, num_heads, keys_axis, batch, context_length, num_tokens>>);
+    // r's index o: (h, j, b, c, t), row-major over (3, 5, 2, 8, 5).
+    const auto idx = [](std::size_t o) {
+        return std::array<std::size_t, 5>{o / 400, o / 80 % 5, o / 40 % 2, o / 5 % 8, o % 5};
+    };
+    check_contraction(r, 2, [&](std::size_t o, std::size_t s) { const auto i = idx(o); return q(i[2], i[0], i[4], s); },
+                      [&](std::size_t o, std::size_t s) { const auto i = idx(o); return kt(i[0], s, i[3], i[1]); });
+    // Run-time extents, double.
+    for (std::size_t b : {1u, 3u})
+        for (std::size_t t : {1u, 4u}) {
+            const auto x = filled<shaped::tensor<float, run_batch, run_tokens, d_out>>(0.1f, b, t).to<double>();
+            const auto w = filled<shaped::tensor<float, num_heads, run_tokens, d_out>>(0.3f, t).to<double>();
+            const auto c = shaped::einsum<"batch num_tokens d_out, num_heads num_tokens d_out -> num_heads batch">(x, w);
+            REQUIRE(c.shape.sizes() == std::array<std::size_t, 2>{3, b});
+            for (std::size_t h = 0; h < 3; ++h)
+                for (std::size_t i = 0; i < b; ++i) {
+                    double s = 0;
+                    for (std::size_t u = 0; u < t; ++u)
+                        for (std::size_t d = 0; d < 6; ++d) s += x(i, u, d) * w(h, u, d);
+                    CHECK(c(h, i) == doctest::Approx(s).epsilon(1e-12));
+                }
+        }
 }

@@ -13,10 +13,12 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "../axis.hpp"
 #include "../detail/fixed_string.hpp"
 #include "../detail/pattern.hpp"
+#include "../detail/strided.hpp"
 #include "../diagnostics.hpp"
 #include "../extents.hpp"
 #include "../tensor_fwd.hpp"
@@ -54,6 +56,14 @@ struct analysis {
     std::size_t batch = 0;
     std::array<std::size_t, max_axes> perm_a{}, perm_b{}, perm_out{};
     bool identity_a = true, identity_b = true, identity_out = true;
+    // Any other contraction with a summed name and a row or column name: a gathered (batch..., rows...,
+    // summed...) @ b gathered (batch..., summed..., columns...), the names of each role merged into one
+    // matrix extent, then the result (batch..., rows..., columns...) put in the right side's order.
+    bool is_gemm = false;
+    std::size_t rows = 0, cols = 0, sums = 0;
+    std::array<std::size_t, max_axes> gather_a{}, gather_b{};  // a's and b's axes in the gathered order
+    std::array<std::size_t, max_axes> out_of_t{};              // per axis of the gathered result: its place
+    bool identity_t = true;
 };
 
 constexpr analysis fail(analysis a, problem what, std::size_t where, pt::name_ref name = {}) {
@@ -134,6 +144,36 @@ constexpr analysis analyze(std::string_view text, std::size_t rank_a, std::size_
     for (std::size_t j = 0; j < rank_b; ++j)
         if (a.a_of_b[j] == npos) n = j, ++ns;
     a.is_matmul = ms == 1 && ns == 1 && ks == 1;
+    a.is_gemm = !a.is_matmul && ks >= 1 && ms + ns >= 1;
+    if (a.is_gemm) {
+        std::size_t ga = 0, gb = 0, t = 0;
+        for (std::size_t o = 0; o < so.size; ++o)  // batch names in the result's order
+            if (a.out_operand[o] == 0 && a.b_of_a[a.out_axis[o]] != npos) {
+                a.gather_a[ga++] = a.out_axis[o];
+                a.gather_b[gb++] = a.b_of_a[a.out_axis[o]];
+                a.out_of_t[t++] = o;
+            }
+        for (std::size_t o = 0; o < so.size; ++o)  // rows, in the result's order
+            if (a.out_operand[o] == 0 && a.b_of_a[a.out_axis[o]] == npos) {
+                a.gather_a[ga++] = a.out_axis[o];
+                a.out_of_t[t++] = o;
+                ++a.rows;
+            }
+        for (std::size_t i = 0; i < rank_a; ++i)  // summed names, in a's order, on both
+            if (a.b_of_a[i] != npos && a.out_of_a[i] == npos) {
+                a.gather_a[ga++] = i;
+                a.gather_b[gb++] = a.b_of_a[i];
+                ++a.sums;
+            }
+        for (std::size_t o = 0; o < so.size; ++o)  // columns, in the result's order
+            if (a.out_operand[o] == 1) {
+                a.gather_b[gb++] = a.out_axis[o];
+                a.out_of_t[t++] = o;
+                ++a.cols;
+            }
+        for (std::size_t o = 0; o < so.size; ++o) a.identity_t = a.identity_t && a.out_of_t[o] == o;
+        return a;
+    }
     if (!a.is_matmul) return a;
     // Batch axes in the result's order, then a's row and contracted axis, b's contracted axis and column.
     std::size_t q = 0;
@@ -322,6 +362,55 @@ struct plan<P, pack<L...>, pack<A...>, pack<B...>> {
         return out;
     }
 
+    // Several summed names, or several rows or columns: each operand gathered contiguous in the order
+    // (batch..., rows..., summed...) and (batch..., summed..., columns...), one BLAS product per batch with
+    // each role's names merged into one extent, the result put in the right side's order.
+    template <class Value, class LA, class LB>
+    static auto run_gemm(const basic_tensor<Value, LA, A...>& x, const basic_tensor<Value, LB, B...>& y) {
+        check_meets<meet_pairs>("einsum<Pattern>(a, b)", "a", x.shape, "b", y.shape);
+        using result_t = decltype(result_type<Value>(std::make_index_sequence<a.rank_out>{}));
+        result_t out(take_extents<typename result_t::extents_type, sources>(x.shape, y.shape), uninitialized);
+        constexpr std::size_t na = sizeof...(A), nb = sizeof...(B), no = a.rank_out;
+        constexpr std::size_t nbatch = na - a.rows - a.sums;
+        auto gathered = [](const auto& t, const auto& order, std::vector<Value>& buffer) -> const Value* {
+            constexpr std::size_t n = std::remove_cvref_t<decltype(t.shape)>::rank;
+            const auto st = t.stride();
+            std::array<std::size_t, n> extent{}, stride{};
+            bool in_order = std::remove_cvref_t<decltype(t)>::is_contiguous;
+            for (std::size_t i = 0; i < n; ++i) {
+                extent[i] = t.shape.extent(order[i]);
+                stride[i] = st[order[i]];
+                in_order = in_order && order[i] == i;
+            }
+            if (in_order) return t.data();
+            buffer.resize(t.numel());
+            gather_strided<Value, n>(t.data(), buffer.data(), extent, stride);
+            return buffer.data();
+        };
+        std::vector<Value> buffer_a, buffer_b, buffer_t;
+        const Value* pa = gathered(x, a.gather_a, buffer_a);
+        const Value* pb = gathered(y, a.gather_b, buffer_b);
+        std::size_t batches = 1, m = 1, k = 1, n = 1;
+        for (std::size_t i = 0; i < na; ++i)
+            (i < nbatch ? batches : i < nbatch + a.rows ? m : k) *= x.shape.extent(a.gather_a[i]);
+        for (std::size_t j = nbatch + a.sums; j < nb; ++j) n *= y.shape.extent(a.gather_b[j]);
+        if (m > blas_max || n > blas_max || k > blas_max) blas_extent_too_large(out.shape.text());
+        Value* pt = out.data();
+        if constexpr (!a.identity_t) {
+            buffer_t.resize(out.numel());
+            pt = buffer_t.data();
+        }
+        for (std::size_t i = 0; i < batches; ++i) gemm(pa + i * m * k, pb + i * k * n, pt + i * m * n, m, n, k);
+        if constexpr (!a.identity_t) {  // the gathered result's axes are the result's, in another order
+            std::array<std::size_t, no> extent_t{}, stride_t{}, stride{};
+            for (std::size_t q = 0; q < no; ++q) extent_t[q] = out.shape.extent(a.out_of_t[q]);
+            stride_t = row_major_strides<no>(extent_t);
+            for (std::size_t q = 0; q < no; ++q) stride[a.out_of_t[q]] = stride_t[q];
+            gather_strided<Value, no>(pt, out.data(), out.shape.sizes(), stride);
+        }
+        return out;
+    }
+
     // Any other contraction: one pass over every combination of the names' indices, in the order a's
     // names then b's new ones, the products added into the result (zeros to start).
     template <class Value, class LA, class LB>
@@ -458,6 +547,8 @@ auto checked_einsum(pack<A...>, pack<B...>, TA&& x, TB&& y) {
             return Plan::run_matmul_placed(std::forward<TA>(x), std::forward<TB>(y));
         else if constexpr (a.is_matmul)
             return Plan::run_matmul(std::forward<TA>(x), std::forward<TB>(y));
+        else if constexpr (a.is_gemm)
+            return Plan::run_gemm(x, y);
         else
             return Plan::run_loop(x, y);
     } else {
@@ -481,8 +572,12 @@ auto checked_einsum(pack<A...>, pack<B...>, TA&& x, TB&& y) {
 /// `matmul(q, k.transpose<2, 3>())` by hand when the right side keeps matmul's order; when it moves the
 /// batch axes or the row but ends on the column (`-> batch num_tokens num_heads head_dim`), each product is
 /// written straight to its place in a contiguous result, which is `matmul(w, v).transpose<1, 2>().contiguous()`
-/// bit for bit, without the gather; otherwise matmul's result permuted (strided). Any other contraction
-/// (several summed names, none, an outer product) is one loop over the names' indices, without BLAS.
+/// bit for bit, without the gather; otherwise matmul's result permuted (strided). A contraction over several
+/// summed names, or with several row or column names, is one BLAS product per batch of the operands gathered
+/// contiguous with each role's names merged (`"batch num_tokens d_out, keys num_tokens d_out -> batch keys"`
+/// sums over `num_tokens · d_out` at once), its result contiguous in the right side's order. One with
+/// nothing summed (an outer product) or with neither rows nor columns (a dot product per position) is one
+/// loop over the names' indices, without BLAS.
 /// Errors: compile time: a malformed pattern (`diag::bad_pattern`, two operands separated by `,`), a group or
 /// `...` (einsum names every axis), an operand spelled with another number of axes than it has, a name that is
 /// not the operand's axis at that position (the expected axes listed), one name for two different axes of a
