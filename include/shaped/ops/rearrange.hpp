@@ -51,6 +51,9 @@ struct bad_pattern {};
 /// The axes a pattern's left side spells, position by position.
 template <class... T>
 struct pattern_axes {};
+/// Values passed where a pattern takes axis types.
+template <auto... V>
+struct passed_values {};
 }  // namespace diag
 
 namespace detail::rearrange_detail {
@@ -435,6 +438,19 @@ auto rearrange(basic_tensor<Value, Layout, Axes...> x) {
         return plan::run(std::move(x), [](auto s) { return s; });
     else
         return diag::failed_shape_check{};
+}
+
+/// A number after the pattern, as einops takes `h=12`: refused with a message that says what to pass
+/// instead (an axis type, whose extent the type carries, or a `let`).
+///
+/// Shapes: none. Errors: always a compile error. Source: einops' `rearrange(x, pattern, h=12)`.
+template <detail::fixed_string Pattern, auto Number, auto... More, class Value, class Layout, Axis... Axes>
+auto rearrange(basic_tensor<Value, Layout, Axes...>) {
+    static_assert(diag::expect<false, diag::passed_values<Number, More...>>,
+                  "shaped::rearrange<Pattern, ...>(x): after the pattern come axis types, not numbers: the "
+                  "factors of a split as the axes themselves (rearrange<Pattern, num_heads, head_dim>, their "
+                  "extents in their types), or shaped::let<Name, Axis> for a short name");
+    return diag::failed_shape_check{};
 }
 
 }  // namespace shaped
