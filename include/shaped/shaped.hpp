@@ -39,9 +39,11 @@
 #include "ops/attention_mask.hpp"
 #include "ops/bincount.hpp"
 #include "ops/cat.hpp"
+// elementwise.hpp before compare.hpp, which includes it: a broadcasting error then shows one line of
+// "In file included from" fewer, and shaped's message within the first 8 lines on g++.
+#include "ops/elementwise.hpp"
 #include "ops/compare.hpp"
 #include "ops/cross_entropy.hpp"
-#include "ops/elementwise.hpp"
 #include "ops/reduce.hpp"
 #include "ops/gather.hpp"
 #include "ops/index.hpp"
