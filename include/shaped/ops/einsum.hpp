@@ -610,6 +610,17 @@ auto einsum(TA&& a, TB&& b) {
     }
 }
 
+/// A number after the pattern, as einops takes `h=12`: refused with a message that says what to pass instead.
+///
+/// Shapes: none. Errors: always a compile error. Source: `torch.einsum`, which takes no sizes.
+template <detail::fixed_string Pattern, auto Number, auto... More, Tensor TA, Tensor TB>
+auto einsum(TA&&, TB&&) {
+    static_assert(diag::expect<false, diag::passed_values<Number, More...>>,
+                  "shaped::einsum<Pattern>(a, b): after the pattern come names, shaped::let<Name, Axis>, not "
+                  "numbers: the operands' types carry every extent");
+    return diag::failed_shape_check{};
+}
+
 }  // namespace shaped
 
 #endif

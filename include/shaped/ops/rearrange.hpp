@@ -54,6 +54,9 @@ struct pattern_axes {};
 /// Values passed where a pattern takes axis types.
 template <auto... V>
 struct passed_values {};
+/// An axis passed after a pattern that no name of the pattern stands for.
+template <class... T>
+struct unused_axes {};
 }  // namespace diag
 
 namespace detail::rearrange_detail {
@@ -78,8 +81,17 @@ struct binding<let<N, A>> {
 
 enum class problem : unsigned char {
     none, grammar, unknown_name, ambiguous_name, rank, left_order, not_on_left, dropped, ellipsis_one_side,
-    units  // reduce: "()" on the right, but not one per reduced axis
+    units,        // reduce: "()" on the right, but not one per reduced axis
+    unused_extra  // an axis passed after the pattern that no name stands for
 };
+
+template <class X>
+inline constexpr bool is_let = false;
+template <fixed_string N, class A>
+inline constexpr bool is_let<let<N, A>> = true;
+// What may follow a pattern: an axis (a factor of a split, or an axis named by its own name) or a let.
+template <class X>
+inline constexpr bool extra_ok = Axis<X> || is_let<X>;
 
 inline constexpr std::size_t max_atoms = 96;
 inline constexpr std::size_t npos = static_cast<std::size_t>(-1);
@@ -98,6 +110,7 @@ struct analysis {
     std::size_t where = 0;       // byte offset of the problem
     std::size_t name_begin = 0;  // the name the problem is about
     std::size_t name_size = 0;
+    std::size_t unused = 0;  // unused_extra: which extra
     std::array<std::size_t, pt::max_names> cand{};  // per pattern name of the left side: its candidate
     std::size_t rank = 0;
     std::size_t spelled = 0;                          // left terms other than "..."
@@ -230,6 +243,17 @@ constexpr analysis analyze(std::string_view text, const std::array<std::string_v
             a.reduced[i] = true;
             a.reduced_at[a.reduced_count++] = i;
         }
+    // Every axis passed after the pattern is a name's (a factor no name uses is a mistake, as in einops).
+    for (std::size_t c = 0; c < extras; ++c) {
+        bool used_extra = false;
+        for (std::size_t t = 0; t < lhs.size; ++t)
+            for (std::size_t n = lhs.terms[t].first; n < lhs.terms[t].first + lhs.terms[t].count; ++n)
+                used_extra = used_extra || a.cand[n] == c;
+        if (!used_extra) {
+            a.unused = c;
+            return fail(a, problem::unused_extra, 0);
+        }
+    }
     a.keep = a.unit_count > 0;
     if (a.keep && a.unit_count != a.reduced_count) return fail(a, problem::units, pt::find(text, "()"));
     // The k-th "()" keeps the k-th reduced atom; without "()", the atoms after a reduced one move down.
@@ -362,6 +386,16 @@ struct plan<P, pack<B...>, pack<Axes...>, Reducing> {
     }
 };
 
+// The axis passed after the pattern that no name stands for, as a diagnostic list.
+template <class Plan, bool Unused>
+struct unused_of {
+    using type = diag::unused_axes<>;
+};
+template <class Plan>
+struct unused_of<Plan, true> {
+    using type = detail::described<diag::unused_axes, typename Plan::template cand_t<Plan::a.unused>>;
+};
+
 template <class Plan, bool Named>
 struct spelled_of {
     using type = diag::pattern_axes<>;
@@ -373,27 +407,10 @@ struct spelled_of<Plan, true> {
 
 }  // namespace detail::rearrange_detail
 
-/// Rearranges `x`'s axes as `Pattern` says, einops' `rearrange` over the axes' names: the left side spells
-/// `x`'s axes in order (a name per axis, `(a b)` for an axis that is the product of `a` and `b`, `...` for
-/// axes left alone), the right side the result's (a group merges its names, outermost first). Names are the
-/// axes' own (`batch`, `num_heads`, ...) or those given by `let<"h", num_heads>` in `Extra...`; the factors of
-/// a split that `x` does not carry are passed there as types: `rearrange<"batch num_tokens (num_heads
-/// head_dim) -> batch num_heads num_tokens head_dim", num_heads, head_dim>(queries)`.
-///
-/// Shapes: `x`'s axes split, reordered and merged as the pattern says: the result type is what `view` (for
-/// the splits), `permute` and `contiguous().view` (for the merges) give when written by hand; a merge gives
-/// `merged<a, b>`, the same axis as a declared product (`d_out`). Strided where only the order changed;
-/// a copy only where a merge follows a reordering, as by hand, or where a strided `x` is split (`reshape`).
-/// Errors: compile time, each with the pattern's offending name or byte: a malformed pattern
-/// (`diag::bad_pattern`), a name that is no axis of `x` and was not passed, a name two axes answer to, a
-/// left side with more or fewer axes than `x`, a left side that does not spell `x`'s axes in order (the
-/// expected and spelled axes listed), a name on the right that is not on the left, a name of the left
-/// missing on the right, `...` on one side only; the splits and merges are then `view`'s (run-time factors
-/// included). Nothing is thrown for static axes; a run-time axis is split as `view` splits it.
-/// Source: einops' `rearrange(x, "b t (h d) -> b h t d", h=12)`; the book's `MultiHeadAttention.forward`
-/// (listing 3.5) does the same with `view`, `transpose` and `contiguous`.
-template <detail::fixed_string Pattern, class... Extra, class Value, class Layout, Axis... Axes>
-auto rearrange(basic_tensor<Value, Layout, Axes...> x) {
+namespace detail::rearrange_detail {
+
+template <fixed_string Pattern, class... Extra, class Value, class Layout, Axis... Axes>
+auto rearrange_checked(basic_tensor<Value, Layout, Axes...> x) {
     namespace rd = detail::rearrange_detail;
     using plan = rd::plan<Pattern, rd::pack<Extra...>, rd::pack<Axes...>>;
     constexpr rd::analysis a = plan::a;
@@ -434,8 +451,45 @@ auto rearrange(basic_tensor<Value, Layout, Axes...> x) {
     static_assert(diag::expect<a.what != rd::problem::dropped, name_t, diag::at_byte<a.where>>,
                   "shaped::rearrange<Pattern>(x): a name on the left is missing on the right; rearrange keeps "
                   "every axis (reduce removes them)");
+    static_assert(diag::expect<a.what != rd::problem::unused_extra,
+                               typename rd::unused_of<plan, a.what == rd::problem::unused_extra>::type>,
+                  "shaped::rearrange<Pattern, ...>(x): an axis passed after the pattern is no name's; pass the "
+                  "factors the pattern's splits name, or write the name the axis was meant for");
     if constexpr (a.what == rd::problem::none && spelled_ok)
         return plan::run(std::move(x), [](auto s) { return s; });
+    else
+        return diag::failed_shape_check{};
+}
+
+}  // namespace detail::rearrange_detail
+
+/// Rearranges `x`'s axes as `Pattern` says, einops' `rearrange` over the axes' names: the left side spells
+/// `x`'s axes in order (a name per axis, `(a b)` for an axis that is the product of `a` and `b`, `...` for
+/// axes left alone), the right side the result's (a group merges its names, outermost first). Names are the
+/// axes' own (`batch`, `num_heads`, ...) or those given by `let<"h", num_heads>` in `Extra...`; the factors of
+/// a split that `x` does not carry are passed there as types: `rearrange<"batch num_tokens (num_heads
+/// head_dim) -> batch num_heads num_tokens head_dim", num_heads, head_dim>(queries)`.
+///
+/// Shapes: `x`'s axes split, reordered and merged as the pattern says: the result type is what `view` (for
+/// the splits), `permute` and `contiguous().view` (for the merges) give when written by hand; a merge gives
+/// `merged<a, b>`, the same axis as a declared product (`d_out`). Strided where only the order changed;
+/// a copy only where a merge follows a reordering, as by hand, or where a strided `x` is split (`reshape`).
+/// Errors: compile time, each with the pattern's offending name or byte: a malformed pattern
+/// (`diag::bad_pattern`), a name that is no axis of `x` and was not passed, a name two axes answer to, a
+/// left side with more or fewer axes than `x`, a left side that does not spell `x`'s axes in order (the
+/// expected and spelled axes listed), a name on the right that is not on the left, a name of the left
+/// missing on the right, `...` on one side only; the splits and merges are then `view`'s (run-time factors
+/// included). Nothing is thrown for static axes; a run-time axis is split as `view` splits it.
+/// Source: einops' `rearrange(x, "b t (h d) -> b h t d", h=12)`; the book's `MultiHeadAttention.forward`
+/// (listing 3.5) does the same with `view`, `transpose` and `contiguous`.
+template <detail::fixed_string Pattern, class... Extra, class Value, class Layout, Axis... Axes>
+auto rearrange(basic_tensor<Value, Layout, Axes...> x) {
+    namespace rd = detail::rearrange_detail;
+    static_assert((rd::extra_ok<Extra> && ...),
+                  "shaped::rearrange<Pattern, ...>(x): after the pattern come axis types (the factors of a "
+                  "split) or shaped::let<Name, Axis>");
+    if constexpr ((rd::extra_ok<Extra> && ...))
+        return rd::rearrange_checked<Pattern, Extra...>(std::move(x));
     else
         return diag::failed_shape_check{};
 }
