@@ -142,6 +142,38 @@ TEST_CASE("gemm_bf16 gives the same bits at 1, 2 and 4 threads") {
     }
 }
 
+TEST_CASE("gemm_bf16 over a W of several panels (the last one short): the exact sum, the same bits at 1, 2 and 4 threads") {
+    std::mt19937 rng(13);
+    constexpr std::size_t k = 1024, m = 9;  // m above bf16_direct_rows: W is converted a panel at a time
+    constexpr std::size_t panel_rows = detail::bf16_panel_floats / k;
+    constexpr std::size_t n = 2 * panel_rows + 21;
+    static_assert(m > detail::bf16_direct_rows && panel_rows % 16 == 0);
+    const auto w = rounded(random_floats(n * k, rng));
+    const auto a = random_floats(m * k, rng);
+    std::vector<std::vector<float>> out;
+    for (const int threads : {1, 2, 4}) {
+        shaped::set_num_threads(threads);
+        std::vector<float> c(m * n, 1.0f);
+        detail::gemm_bf16(a.data(), w.data(), c.data(), m, n, k, 1.0f);
+        out.push_back(c);
+    }
+    shaped::set_num_threads(1);
+    CHECK(std::memcmp(out[0].data(), out[1].data(), out[0].size() * sizeof(float)) == 0);
+    CHECK(std::memcmp(out[0].data(), out[2].data(), out[0].size() * sizeof(float)) == 0);
+    double worst = 0;
+    for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t r = 0; r < n; ++r) {
+            double exact = 1.0, size = 1.0;
+            for (std::size_t kk = 0; kk < k; ++kk) {
+                const double p = double(a[i * k + kk]) * double(static_cast<float>(w[r * k + kk]));
+                exact += p;
+                size += std::abs(p);
+            }
+            worst = std::max(worst, std::abs(out[0][i * n + r] - exact) / size);
+        }
+    CHECK(worst <= 6e-8 * double(k + 2));
+}
+
 namespace {
 struct d_in : shaped::axis<"d_in", 70> {};
 struct d_out : shaped::axis<"d_out", 300> {};

@@ -17,6 +17,7 @@
 
 #include "../bfloat16.hpp"
 #include "../threads.hpp"
+#include "buffer_cache.hpp"
 #include "cpu.hpp"
 #include "gemm.hpp"
 
@@ -25,6 +26,8 @@ namespace shaped::detail {
 /// Rows of A up to which `gemm_bf16` reads W once for all of them (a decoding step of a few sequences);
 /// above it, W is converted to float a panel at a time for sgemm.
 inline constexpr std::size_t bf16_direct_rows = 4;
+/// Floats in one panel of W converted for sgemm when A has more rows than `bf16_direct_rows` (8 MB).
+inline constexpr std::size_t bf16_panel_floats = std::size_t{1} << 21;
 
 namespace bf16 {
 
@@ -132,7 +135,9 @@ inline void direct(isa path, const float* a, std::size_t m, const bfloat16* w, f
 /// `(out_features, in_features)`); C float, row-major, contiguous. Up to `bf16_direct_rows` rows of A, W is
 /// read once on `path` (the widest the CPU has unless a test asks for a narrower one), blocks of `gemv_rows`
 /// rows of W handed out to shaped's threads, each element the same bits at any thread count; above it, W is
-/// converted a panel of rows at a time and each panel multiplied by oneDNN's sgemm.
+/// converted a panel of rows at a time (`bf16_panel_floats`, the conversion shared out among shaped's threads in
+/// blocks of 16 rows; it is exact, so the bits do not depend on who converts) and each panel multiplied by
+/// oneDNN's sgemm.
 inline void gemm_bf16(const float* a, const bfloat16* w, float* c, std::size_t m, std::size_t n, std::size_t k,
                       float beta = 0, isa path = isa::best) {
     if (m == 0 || n == 0) return;
@@ -150,12 +155,24 @@ inline void gemm_bf16(const float* a, const bfloat16* w, float* c, std::size_t m
         });
         return;
     }
-    // Panels of about 2 MB of float, a multiple of 16 rows.
-    const std::size_t panel_rows = std::min(n, std::max<std::size_t>(16, (std::size_t{1} << 19) / std::max<std::size_t>(k, 1) / 16 * 16));
-    std::vector<float> panel(panel_rows * k);
+    // Panels of about `bf16_panel_floats` floats, a multiple of 16 rows: large enough that each sgemm call has
+    // columns for every thread, small enough to stay in the last-level cache between the conversion and the
+    // product. The conversion is shared out among shaped's threads, as the product is by oneDNN.
+    const std::size_t panel_rows =
+        std::min(n, std::max<std::size_t>(16, bf16_panel_floats / std::max<std::size_t>(k, 1) / 16 * 16));
+    // From the kept buffers (memory.hpp), uninitialized: a prompt's pass asks for one per layer.
+    xt::uvector<float, buffer_allocator<float>> panel(panel_rows * k);
+    const std::size_t threads = static_cast<std::size_t>(num_threads());
     for (std::size_t r = 0; r < n; r += panel_rows) {
         const std::size_t rows = std::min(panel_rows, n - r);
-        to_float(w + r * k, panel.data(), rows * k);
+        const std::size_t chunks = (rows + 15) / 16;
+        std::atomic<std::size_t> next{0};
+        parallel(std::min(threads, chunks), [&](std::size_t) {
+            for (std::size_t j; (j = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
+                const std::size_t from = j * 16, count = std::min<std::size_t>(16, rows - from);
+                to_float(w + (r + from) * k, panel.data() + from * k, count * k);
+            }
+        });
         gemm(a, blas_matrix{true, false, k}, k, panel.data(), blas_matrix{true, true, k}, c + r, m, rows, k, n, beta);
     }
 }
