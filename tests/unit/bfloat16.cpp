@@ -144,10 +144,10 @@ TEST_CASE("gemm_bf16 gives the same bits at 1, 2 and 4 threads") {
 
 TEST_CASE("gemm_bf16 over a W of several panels (the last one short): the exact sum, the same bits at 1, 2 and 4 threads") {
     std::mt19937 rng(13);
-    constexpr std::size_t k = 1024, m = 9;  // m above bf16_direct_rows: W is converted a panel at a time
+    constexpr std::size_t k = 1024, m = 9;  // m above few_rows: W is converted a panel at a time
     constexpr std::size_t panel_rows = detail::bf16_panel_floats / k;
     constexpr std::size_t n = 2 * panel_rows + 21;
-    static_assert(m > detail::bf16_direct_rows && panel_rows % 16 == 0);
+    static_assert(m > detail::few_rows && panel_rows % 16 == 0);
     const auto w = rounded(random_floats(n * k, rng));
     const auto a = random_floats(m * k, rng);
     std::vector<std::vector<float>> out;

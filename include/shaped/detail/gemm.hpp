@@ -6,9 +6,9 @@
 /// - `float` matrix products: oneDNN's `dnnl_sgemm`, which picks its kernels from the CPU at run time
 ///   (AVX-512 where there is one) and is PyTorch's own CPU backend: twice OpenBLAS's rate on AVX-512
 ///   machines (docs/performance.md).
-/// - `float` matrix-vector products (one row through a layer, as in decoding): OpenBLAS's `sgemv`, which
-///   streams the weights at the memory's rate, where oneDNN reaches 0.8 of it (measured: 36 against 28 GB/s
-///   on GPT-2's output head at one thread); the rows are split over shaped's threads.
+/// - `float` products of a layer's weight with one to four rows (decoding): shaped's own kernel, which
+///   streams the weight faster than OpenBLAS's `sgemv` or oneDNN's sgemm do (gemm_few_rows.hpp;
+///   weight_product.hpp chooses).
 /// - `double`: OpenBLAS (oneDNN has no double-precision product).
 /// OpenBLAS always runs one thread per call: shaped's threads (threads.hpp) are the only ones.
 /// Types and extents have been checked by the callers; this file sees pointers, strides and sizes.
@@ -109,12 +109,12 @@ void gemm(const Value* a, const Value* b, Value* c, std::size_t m, std::size_t n
          beta);
 }
 
-/// Rows of the weight one thread takes at a time in `gemv`: a multiple of every kernel's row block, so
+/// Rows of the weight one thread takes at a time in `gemv` and `gemm_few_rows`: a multiple of every kernel's row block, so
 /// that each row is computed by the same instructions whatever the number of threads.
 inline constexpr std::size_t gemv_rows = 256;
 
-// y[M] = A[M×K] · x[K] + beta · y, A row-major: a layer applied to one row. OpenBLAS's gemv streams the
-// matrix once, at the memory's speed; blocks of `gemv_rows` rows are handed out to shaped's threads.
+// y[M] = A[M×K] · x[K] + beta · y, A row-major: a double-precision layer applied to one row. OpenBLAS's
+// gemv streams the matrix once; blocks of `gemv_rows` rows are handed out to shaped's threads.
 template <class Value>
 void gemv(const Value* a, const Value* x, Value* y, std::size_t m, std::size_t k, Value beta = 0) {
     openblas_single_threaded();

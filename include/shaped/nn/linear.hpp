@@ -12,7 +12,7 @@
 #include <type_traits>
 
 #include "../bfloat16.hpp"
-#include "../detail/gemm_bf16.hpp"
+#include "../detail/weight_product.hpp"
 #include "../diagnostics.hpp"
 #include "../ops/matmul.hpp"
 #include "../shape.hpp"
@@ -126,12 +126,7 @@ public:
                     if (bias)
                         for (std::size_t r = 0; r < rows; ++r) std::copy_n(bias->data(), Out::extent, y + r * Out::extent);
                     const Value beta = bias ? Value(1) : Value(0);
-                    if constexpr (std::is_same_v<Weight, bfloat16>)
-                        shaped::detail::gemm_bf16(in.data(), weight.data(), y, rows, Out::extent, In::extent, beta);
-                    else if (rows == 1)  // decoding: one row, at the memory's speed
-                        shaped::detail::gemv(weight.data(), in.data(), y, Out::extent, In::extent, beta);
-                    else
-                        shaped::detail::gemm(in.data(), weight.data(), y, rows, Out::extent, In::extent, true, beta);
+                    shaped::detail::weight_product(in.data(), weight.data(), y, rows, Out::extent, In::extent, beta);
                     return out;
                 }
                 (std::make_index_sequence<n - 1>{});
@@ -181,12 +176,7 @@ auto tied_head(const basic_tensor<float, Layout, X...>& x, const tensor<W, Vocab
                          uninitialized);
             const std::size_t rows = x.numel() / Emb::extent;
             const auto& in = x.storage();
-            if constexpr (std::is_same_v<W, bfloat16>)
-                shaped::detail::gemm_bf16(in.data(), weight.data(), out.data(), rows, Vocab::extent, Emb::extent);
-            else if (rows == 1)
-                shaped::detail::gemv(weight.data(), in.data(), out.data(), Vocab::extent, Emb::extent, 0.0f);
-            else
-                shaped::detail::gemm(in.data(), weight.data(), out.data(), rows, Vocab::extent, Emb::extent, true, 0.0f);
+            shaped::detail::weight_product(in.data(), weight.data(), out.data(), rows, Vocab::extent, Emb::extent, 0.0f);
             return out;
         }(std::make_index_sequence<n - 1>{});
     } else {

@@ -1,0 +1,179 @@
+#ifndef SHAPED_DETAIL_GEMM_FEW_ROWS_HPP
+#define SHAPED_DETAIL_GEMM_FEW_ROWS_HPP
+
+/// \file
+/// Products that read a layer's weight once: C[M×N] = A[M×K] · Wᵀ (+ beta · C) for M from 1 to `few_rows`
+/// (a decoding step of one or a few sequences), A float, W float or bfloat16 (N×K row-major, a layer's
+/// `(out_features, in_features)`), C float, every product and sum in float. Such a product does two flops
+/// per element of W and is bound by the rate at which W comes from memory; shaped's own kernel streams it
+/// faster than OpenBLAS's sgemv or oneDNN's sgemm do for one row (docs/performance.md), and converts a
+/// bfloat16 element to float in registers, so that a BF16 weight costs half the bytes. Types and extents
+/// have been checked by the caller.
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "../bfloat16.hpp"
+#include "../threads.hpp"
+#include "cpu.hpp"
+#include "gemm.hpp"
+
+namespace shaped::detail {
+
+/// Rows of A up to which a product with a layer's weight reads the weight once (`gemm_few_rows`); above it,
+/// the product goes to oneDNN's sgemm.
+inline constexpr std::size_t few_rows = 4;
+
+namespace few {
+
+// y[i · ldc + r] = beta · y + Σ_k a[i · k + kk] · w[r · k + kk] for i < M, r in [r0, r1): W's rows read once.
+// Each element's sum is taken in the same order whatever the rows given, so that any split of the rows
+// among threads gives the same bits.
+template <std::size_t M, class W>
+void rows_portable(const float* a, const W* w, float* c, std::size_t ldc, std::size_t k, std::size_t r0,
+                   std::size_t r1, float beta) {
+    for (std::size_t r = r0; r < r1; ++r) {
+        float acc[M] = {};
+        const W* wr = w + r * k;
+        for (std::size_t kk = 0; kk < k; ++kk) {
+            const float x = static_cast<float>(wr[kk]);
+            for (std::size_t i = 0; i < M; ++i) acc[i] += a[i * k + kk] * x;
+        }
+        for (std::size_t i = 0; i < M; ++i) c[i * ldc + r] = acc[i] + (beta == 0 ? 0.0f : beta * c[i * ldc + r]);
+    }
+}
+
+// As rows_portable, in vectors of L floats (GCC's and clang's vector extensions, no intrinsics: the header
+// stays light for every program that includes nn::linear): 2·L elements of a row per step in two
+// accumulators per row of A, the rest of the row (k mod 2·L) in plain loops after. Inlined into the
+// functions below, whose target attribute decides the instructions (L = 8: AVX2, L = 16: AVX-512).
+template <std::size_t L>
+struct lanes {
+    typedef float f __attribute__((vector_size(4 * L)));
+    typedef std::uint32_t u __attribute__((vector_size(4 * L)));
+    typedef std::uint16_t h __attribute__((vector_size(2 * L)));
+};
+
+// L elements from `p` as floats into `x`: loaded as they are, or a bfloat16's bits moved to a float's top
+// half. (Through a reference: a vector returned by value would be an ABI question outside the target.)
+template <class F>
+[[gnu::always_inline]] inline void load(F& x, const float* p) {
+    std::memcpy(&x, p, sizeof x);
+}
+template <class F>
+[[gnu::always_inline]] inline void load(F& x, const bfloat16* p) {
+    constexpr std::size_t L = sizeof(F) / sizeof(float);
+    typename lanes<L>::h h;
+    std::memcpy(&h, p, sizeof h);
+    x = reinterpret_cast<F>(__builtin_convertvector(h, typename lanes<L>::u) << 16);
+}
+
+template <std::size_t L, std::size_t M, class W>
+[[gnu::always_inline]] inline void rows_vector(const float* a, const W* w, float* c, std::size_t ldc,
+                                               std::size_t k, std::size_t r0, std::size_t r1, float beta) {
+    using F = typename lanes<L>::f;
+    const std::size_t steps = k / (2 * L) * (2 * L);
+    for (std::size_t r = r0; r < r1; ++r) {
+        // The loops over A's rows unrolled, so that the accumulators stay in registers (GCC's -O2 keeps such a
+        // loop, and the accumulators in memory: a third of the rate at M = 4).
+        F lo[M], hi[M];
+#pragma GCC unroll 8
+        for (std::size_t i = 0; i < M; ++i) lo[i] = hi[i] = F{};
+        const W* wr = w + r * k;
+        for (std::size_t kk = 0; kk < steps; kk += 2 * L) {
+            F w0, w1;
+            load(w0, wr + kk);
+            load(w1, wr + kk + L);
+#pragma GCC unroll 8
+            for (std::size_t i = 0; i < M; ++i) {
+                F x0, x1;
+                load(x0, a + i * k + kk);
+                load(x1, a + i * k + kk + L);
+                lo[i] += x0 * w0;
+                hi[i] += x1 * w1;
+            }
+        }
+#pragma GCC unroll 8
+        for (std::size_t i = 0; i < M; ++i) {
+            const F both = lo[i] + hi[i];
+            float acc = 0;
+            for (std::size_t j = 0; j < L; ++j) acc += both[j];
+            for (std::size_t kk = steps; kk < k; ++kk) acc += a[i * k + kk] * static_cast<float>(wr[kk]);
+            c[i * ldc + r] = acc + (beta == 0 ? 0.0f : beta * c[i * ldc + r]);
+        }
+    }
+}
+
+#ifdef SHAPED_X86_SIMD
+template <std::size_t M, class W>
+SHAPED_AVX2_TARGET void rows_avx2(const float* a, const W* w, float* c, std::size_t ldc, std::size_t k,
+                                  std::size_t r0, std::size_t r1, float beta) {
+    rows_vector<8, M>(a, w, c, ldc, k, r0, r1, beta);
+}
+
+template <std::size_t M, class W>
+SHAPED_AVX512_TARGET void rows_avx512(const float* a, const W* w, float* c, std::size_t ldc, std::size_t k,
+                                      std::size_t r0, std::size_t r1, float beta) {
+    rows_vector<16, M>(a, w, c, ldc, k, r0, r1, beta);
+}
+#endif
+
+template <std::size_t M, class W>
+void rows(isa path, const float* a, const W* w, float* c, std::size_t ldc, std::size_t k, std::size_t r0,
+          std::size_t r1, float beta) {
+#ifdef SHAPED_X86_SIMD
+    if (path == isa::avx512) return rows_avx512<M>(a, w, c, ldc, k, r0, r1, beta);
+    if (path == isa::avx2) return rows_avx2<M>(a, w, c, ldc, k, r0, r1, beta);
+#endif
+    rows_portable<M>(a, w, c, ldc, k, r0, r1, beta);
+}
+
+// Rows [r0, r1) of C for `m` rows of A, taken `few_rows` at a time (W is read once per group).
+template <class W>
+void rows_of(isa path, const float* a, std::size_t m, const W* w, float* c, std::size_t ldc, std::size_t k,
+             std::size_t r0, std::size_t r1, float beta) {
+    for (std::size_t i = 0; i < m; i += few_rows) {
+        const float* ai = a + i * k;
+        float* ci = c + i * ldc;
+        switch (std::min(few_rows, m - i)) {
+            case 1: rows<1>(path, ai, w, ci, ldc, k, r0, r1, beta); break;
+            case 2: rows<2>(path, ai, w, ci, ldc, k, r0, r1, beta); break;
+            case 3: rows<3>(path, ai, w, ci, ldc, k, r0, r1, beta); break;
+            default: rows<4>(path, ai, w, ci, ldc, k, r0, r1, beta); break;
+        }
+    }
+}
+
+}  // namespace few
+
+/// C[M×N] = A[M×K] · Wᵀ + beta · C, meant for M from 1 to `few_rows` (more rows are taken `few_rows` at a
+/// time, reading W once per group): A float, row-major; W float or bfloat16, N×K
+/// row-major; C float, row-major, contiguous. W is read once on `path` (the widest the CPU has unless a test
+/// asks for a narrower one), blocks of `gemv_rows` rows of W handed out to shaped's threads; each element is
+/// one sum in a fixed order, the same bits at any thread count.
+template <class W>
+    requires(std::is_same_v<W, float> || std::is_same_v<W, bfloat16>)
+void gemm_few_rows(const float* a, const W* w, float* c, std::size_t m, std::size_t n, std::size_t k,
+                   float beta = 0, isa path = isa::best) {
+    if (m == 0 || n == 0) return;
+    const isa p = resolve(path);
+    const std::size_t blocks = (n + gemv_rows - 1) / gemv_rows;
+    // Below about a megaflop, starting the pool costs more than it saves.
+    const std::size_t threads = 2.0 * static_cast<double>(m * n) * static_cast<double>(k) < 1e6
+                                    ? 1
+                                    : std::min<std::size_t>(static_cast<std::size_t>(num_threads()), blocks);
+    if (threads <= 1) return few::rows_of(p, a, m, w, c, n, k, 0, n, beta);
+    std::atomic<std::size_t> next{0};
+    parallel(threads, [&](std::size_t) {
+        for (std::size_t j; (j = next.fetch_add(1, std::memory_order_relaxed)) < blocks;)
+            few::rows_of(p, a, m, w, c, n, k, j * gemv_rows, std::min(n, (j + 1) * gemv_rows), beta);
+    });
+}
+
+}  // namespace shaped::detail
+
+#endif
