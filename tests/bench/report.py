@@ -236,12 +236,14 @@ def package_version(name):
 
 
 def gemm_libraries():
-    """Which library computes what, with the versions installed (detail/gemm.hpp makes the choice)."""
+    """Which library computes what, with the versions installed (detail/gemm.hpp and detail/weight_product.hpp
+    make the choice)."""
     coretype = os.environ.get("OPENBLAS_CORETYPE")
     return (f"oneDNN {package_version('libdnnl2')} (`dnnl_sgemm`, its kernels chosen from the CPU at run time) for "
             f"float matrix products, OpenBLAS {package_version('libopenblas0-pthread')} "
             + (f"(`OPENBLAS_CORETYPE={coretype}`) " if coretype else "")
-            + "for matrix-vector products (one row through a layer), one thread per call; LibTorch "
+            + "for double-precision products, one thread per call; shaped's own kernel for a layer's weight "
+            "times one to four rows (decoding; detail/gemm_few_rows.hpp); LibTorch "
             f"{package_version('libtorch-dev')} as Debian builds it")
 
 
@@ -435,10 +437,6 @@ def main():
     linear = benchmarks(build, LINEAR_CONFIGS, "shaped_linear|onednn_sgemm")
     gpt = gpt_benchmarks(build)
     llama = llama_cpp_results(build)
-    # OpenBLAS 0.3.21 (Debian 12) takes AMD's Zen 4 for a Haswell; its Zen kernels run on every AVX2 AMD CPU.
-    amd = any("AuthenticAMD" in l for l in open("/proc/cpuinfo"))
-    gpt_zen = (gpt_benchmarks(build, dict(os.environ, OPENBLAS_CORETYPE="Zen"), "decode_cached|read_bandwidth")
-               if amd else {})
     memory = peak_memory(build)
     compiles = compile_times() + pch_compile_times()
     before_after, static_before_after = [], {}
@@ -668,18 +666,6 @@ def main():
         st, lp = llama.get(("shaped", "prefill", t)), llama.get(("f32", "prefill", t))
         md.append(f"| {t} | {fmt(sp, 1)} | {fmt(st, 1)} | {fmt(lp, 1)} | {fmt(llama.get(('f16', 'prefill', t)), 1)} | "
                   f"{fmt(ratio(st, lp), 2)} |")
-    if gpt_zen:
-        md += ["", "OpenBLAS 0.3.21 runs its Haswell kernels on this AMD CPU, whose matrix-vector product streams "
-               "memory well below the machine's rate; with `OPENBLAS_CORETYPE=Zen` (its kernels for AMD's AVX2 "
-               "CPUs), for shaped and LibTorch alike:", "",
-               "| threads | bound (tokens/s) | shaped cached (tokens/s) | fraction of bound | LibTorch cached (tokens/s) |",
-               "|---|---|---|---|---|"]
-        for t in (1, 2):
-            bw = gpt_zen.get(("machine", "read_bandwidth", t))
-            sc, lc = (gpt_zen.get((i, "decode_cached_new32", t)) for i in ["shaped_gpt", "libtorch_gpt"])
-            bound = bw[1] * 1e3 / weight_mb if bw and weight_mb else None
-            md.append(f"| {t} | {fmt(bound, 1)} | {fmt(sc[1] if sc else None, 1)} | "
-                      f"{fmt(ratio(sc[1] if sc else None, bound), 2)} | {fmt(lc[1] if lc else None, 1)} |")
     load, read = gpt.get(("shaped_gpt", "load_state_dict", 1)), gpt.get(("machine", "read_file", 1))
     if load and read and load[1] and read[1]:
         md += ["", f"Loading GPT-2 124M's state_dict from a safetensors file in the page cache: {load[0]:.0f} ms, "
