@@ -21,6 +21,7 @@
 #include <shaped/torch/generator.hpp>
 
 #include "check.hpp"
+#include "products.hpp"
 
 namespace {
 
@@ -30,12 +31,7 @@ namespace nn = shaped::nn;
 
 float from_bits(std::uint32_t u) { return std::bit_cast<float>(u); }
 
-std::vector<float> random_floats(std::size_t n, std::mt19937& rng) {
-    std::normal_distribution<float> d(0.0f, 1.0f);
-    std::vector<float> v(n);
-    for (auto& x : v) x = d(rng);
-    return v;
-}
+using test::random_floats;
 
 std::vector<bfloat16> rounded(const std::vector<float>& v) {
     std::vector<bfloat16> b(v.size());
@@ -50,14 +46,6 @@ double largest_difference(const A& a, const B& b) {
     double worst = 0;
     for (std::size_t i = 0; i < a.numel(); ++i) worst = std::max(worst, std::abs(double(a.data()[i]) - double(b.data()[i])));
     return worst;
-}
-
-// The SIMD paths this CPU runs, besides the plain loops.
-std::vector<detail::isa> paths() {
-    std::vector<detail::isa> p{detail::isa::portable};
-    for (const auto path : {detail::isa::avx2, detail::isa::avx512})
-        if (detail::resolve(path) == path) p.push_back(path);
-    return p;
 }
 
 }  // namespace
@@ -97,7 +85,7 @@ TEST_CASE("gemm_bf16: A · Wᵀ over BF16 weights on every path, within float's 
                 const auto w = rounded(random_floats(n * k, rng));
                 const auto c0 = random_floats(m * n, rng);
                 for (const float beta : {0.0f, 1.0f})
-                    for (const auto path : paths()) {
+                    for (const auto path : test::simd_paths()) {
                         CAPTURE(m);
                         CAPTURE(n);
                         CAPTURE(k);
@@ -105,17 +93,7 @@ TEST_CASE("gemm_bf16: A · Wᵀ over BF16 weights on every path, within float's 
                         CAPTURE(static_cast<int>(path));
                         auto c = c0;
                         detail::gemm_bf16(a.data(), w.data(), c.data(), m, n, k, beta, path);
-                        double worst = 0;
-                        for (std::size_t i = 0; i < m; ++i)
-                            for (std::size_t r = 0; r < n; ++r) {
-                                double exact = beta * c0[i * n + r], size = std::abs(exact);
-                                for (std::size_t kk = 0; kk < k; ++kk) {
-                                    const double p = double(a[i * k + kk]) * double(static_cast<float>(w[r * k + kk]));
-                                    exact += p;
-                                    size += std::abs(p);
-                                }
-                                worst = std::max(worst, std::abs(c[i * n + r] - exact) / (size + 1e-30));
-                            }
+                        const double worst = test::worst_relative_error(a, w, c0, c, m, n, k, beta);
                         // float's unit roundoff times the terms a sum can chain (the bound of a sum's error).
                         CHECK(worst <= 6e-8 * double(k + 2));
                     }
@@ -128,14 +106,9 @@ TEST_CASE("gemm_bf16 gives the same bits at 1, 2 and 4 threads") {
     const auto w = rounded(random_floats(n * k, rng));
     for (const std::size_t m : {1, 3, 9}) {
         const auto a = random_floats(m * k, rng);
-        std::vector<std::vector<float>> out;
-        for (const int threads : {1, 2, 4}) {
-            shaped::set_num_threads(threads);
-            std::vector<float> c(m * n);
+        const auto out = test::at_1_2_4_threads(std::vector<float>(m * n), [&](std::vector<float>& c) {
             detail::gemm_bf16(a.data(), w.data(), c.data(), m, n, k);
-            out.push_back(c);
-        }
-        shaped::set_num_threads(1);
+        });
         CAPTURE(m);
         CHECK(std::memcmp(out[0].data(), out[1].data(), out[0].size() * sizeof(float)) == 0);
         CHECK(std::memcmp(out[0].data(), out[2].data(), out[0].size() * sizeof(float)) == 0);
@@ -150,27 +123,13 @@ TEST_CASE("gemm_bf16 over a W of several panels (the last one short): the exact 
     static_assert(m > detail::few_rows && panel_rows % 16 == 0);
     const auto w = rounded(random_floats(n * k, rng));
     const auto a = random_floats(m * k, rng);
-    std::vector<std::vector<float>> out;
-    for (const int threads : {1, 2, 4}) {
-        shaped::set_num_threads(threads);
-        std::vector<float> c(m * n, 1.0f);
+    const std::vector<float> ones(m * n, 1.0f);
+    const auto out = test::at_1_2_4_threads(ones, [&](std::vector<float>& c) {
         detail::gemm_bf16(a.data(), w.data(), c.data(), m, n, k, 1.0f);
-        out.push_back(c);
-    }
-    shaped::set_num_threads(1);
+    });
     CHECK(std::memcmp(out[0].data(), out[1].data(), out[0].size() * sizeof(float)) == 0);
     CHECK(std::memcmp(out[0].data(), out[2].data(), out[0].size() * sizeof(float)) == 0);
-    double worst = 0;
-    for (std::size_t i = 0; i < m; ++i)
-        for (std::size_t r = 0; r < n; ++r) {
-            double exact = 1.0, size = 1.0;
-            for (std::size_t kk = 0; kk < k; ++kk) {
-                const double p = double(a[i * k + kk]) * double(static_cast<float>(w[r * k + kk]));
-                exact += p;
-                size += std::abs(p);
-            }
-            worst = std::max(worst, std::abs(out[0][i * n + r] - exact) / size);
-        }
+    const double worst = test::worst_relative_error(a, w, ones, out[0], m, n, k, 1.0f);
     CHECK(worst <= 6e-8 * double(k + 2));
 }
 

@@ -14,44 +14,10 @@
 #include <shaped/torch/normal.hpp>
 
 #include "check.hpp"
-
-namespace {
+#include "products.hpp"
 
 namespace detail = shaped::detail;
-
-std::vector<float> random_floats(std::size_t n, std::mt19937& rng) {
-    std::normal_distribution<float> d(0.0f, 1.0f);
-    std::vector<float> v(n);
-    for (auto& x : v) x = d(rng);
-    return v;
-}
-
-// The largest error of C = A · Wᵀ + beta · C0 against the sum in double, relative to the sum of the terms'
-// magnitudes (the scale of a sum's rounding error).
-double worst_relative_error(const std::vector<float>& a, const std::vector<float>& w, const std::vector<float>& c0,
-                            const std::vector<float>& c, std::size_t m, std::size_t n, std::size_t k, float beta) {
-    double worst = 0;
-    for (std::size_t i = 0; i < m; ++i)
-        for (std::size_t r = 0; r < n; ++r) {
-            double exact = beta * c0[i * n + r], size = std::abs(exact);
-            for (std::size_t kk = 0; kk < k; ++kk) {
-                const double p = double(a[i * k + kk]) * double(w[r * k + kk]);
-                exact += p;
-                size += std::abs(p);
-            }
-            worst = std::max(worst, std::abs(c[i * n + r] - exact) / (size + 1e-30));
-        }
-    return worst;
-}
-
-std::vector<detail::isa> paths() {
-    std::vector<detail::isa> p{detail::isa::portable};
-    for (const auto path : {detail::isa::avx2, detail::isa::avx512})
-        if (detail::resolve(path) == path) p.push_back(path);
-    return p;
-}
-
-}  // namespace
+using test::random_floats;
 
 TEST_CASE("gemm_few_rows: A · Wᵀ over float weights on every path, within float's rounding of the exact sum") {
     std::mt19937 rng(5);
@@ -64,7 +30,7 @@ TEST_CASE("gemm_few_rows: A · Wᵀ over float weights on every path, within flo
                 const auto w = random_floats(n * k, rng);
                 const auto c0 = random_floats(m * n, rng);
                 for (const float beta : {0.0f, 1.0f})
-                    for (const auto path : paths()) {
+                    for (const auto path : test::simd_paths()) {
                         CAPTURE(m);
                         CAPTURE(n);
                         CAPTURE(k);
@@ -73,7 +39,7 @@ TEST_CASE("gemm_few_rows: A · Wᵀ over float weights on every path, within flo
                         auto c = c0;
                         detail::gemm_few_rows(a.data(), w.data(), c.data(), m, n, k, beta, path);
                         // float's unit roundoff times the terms a sum can chain (the bound of a sum's error).
-                        CHECK(worst_relative_error(a, w, c0, c, m, n, k, beta) <= 6e-8 * double(k + 2));
+                        CHECK(test::worst_relative_error(a, w, c0, c, m, n, k, beta) <= 6e-8 * double(k + 2));
                     }
             }
 }
@@ -84,14 +50,9 @@ TEST_CASE("gemm_few_rows gives the same bits at 1, 2 and 4 threads") {
     const auto w = random_floats(n * k, rng);
     for (const std::size_t m : {1, 4}) {
         const auto a = random_floats(m * k, rng);
-        std::vector<std::vector<float>> out;
-        for (const int threads : {1, 2, 4}) {
-            shaped::set_num_threads(threads);
-            std::vector<float> c(m * n, 0.5f);
+        const auto out = test::at_1_2_4_threads(std::vector<float>(m * n, 0.5f), [&](std::vector<float>& c) {
             detail::gemm_few_rows(a.data(), w.data(), c.data(), m, n, k, 1.0f);
-            out.push_back(c);
-        }
-        shaped::set_num_threads(1);
+        });
         CAPTURE(m);
         CHECK(std::memcmp(out[0].data(), out[1].data(), out[0].size() * sizeof(float)) == 0);
         CHECK(std::memcmp(out[0].data(), out[2].data(), out[0].size() * sizeof(float)) == 0);
