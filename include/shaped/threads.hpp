@@ -9,6 +9,7 @@
 /// its workers still spinning, and loses about 4 ms to them on a 2-core machine). The program need not be
 /// compiled with `-fopenmp`: the pool is entered through libgomp's entry point for `#pragma omp parallel`.
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 
@@ -99,6 +100,25 @@ void parallel(std::size_t n, F&& f) {
 #ifdef SHAPED_TSAN
     __tsan_acquire(&ctx.done);
 #endif
+}
+
+/// Runs `f(begin, end)` over [0, n) in chunks of `grain` (the last one shorter), handed out to `num_threads()`
+/// threads as they come free; on one thread, or when there is a single chunk, `f(0, n)` on the caller's.
+/// For loops whose iterations are independent (rows of a softmax, blocks of an elementwise function), so
+/// that the result does not depend on the split. `f` must not throw.
+template <class F>
+void parallel_for(std::size_t n, std::size_t grain, F&& f) {
+    const std::size_t chunks = grain == 0 ? 1 : (n + grain - 1) / grain;
+    const std::size_t threads = std::min<std::size_t>(static_cast<std::size_t>(num_threads()), chunks);
+    if (threads <= 1) {
+        if (n > 0) f(std::size_t{0}, n);
+        return;
+    }
+    std::atomic<std::size_t> next{0};
+    parallel(threads, [&](std::size_t) {
+        for (std::size_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;)
+            f(c * grain, std::min(n, (c + 1) * grain));
+    });
 }
 
 }  // namespace detail

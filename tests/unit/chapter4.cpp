@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -207,6 +208,42 @@ TEST_CASE("layer_norm equals the book's LayerNorm bit for bit; its rows have mea
             CHECK(std::abs(var.at(r) - 1) < 1e-4);  // var / (var + eps)
         }
     }
+}
+
+TEST_CASE("layer_norm's kernel gives the bits of the book's tensor expression, on any widths, strided, at any thread count") {
+    struct tokens : shaped::axis<"num_tokens", 300> {};
+    const auto by_steps = [](const auto& ln, const auto& x) {
+        auto mean = x.template mean<-1>(shaped::keepdim);
+        auto var = x.template var<-1>(shaped::keepdim, false);
+        return ln.scale * ((x - mean) / shaped::sqrt(std::move(var) + ln.eps)) + ln.shift;
+    };
+    const auto same_bits = [](const auto& a, const auto& b) {
+        return a.numel() == b.numel() && std::memcmp(a.storage().data(), b.storage().data(), a.numel() * sizeof(float)) == 0;
+    };
+    const auto check = [&]<class Emb>(Emb) {
+        torch::manual_seed(53);
+        nn::layer_norm<Emb> ln;
+        ln.scale = torch::randn<Emb>() * 3.f;
+        ln.shift = torch::randn<Emb>();
+        const auto x = torch::randn<tokens, Emb>() * 7.f + 1.f;
+        const auto want = by_steps(ln, x);
+        const int saved = shaped::num_threads();
+        for (int threads : {1, 2, 4}) {
+            CAPTURE(threads);
+            shaped::set_num_threads(threads);
+            CHECK(same_bits(ln(x), want));
+        }
+        shaped::set_num_threads(saved);
+        // A strided input takes the tensor expression itself: the same bits again.
+        const auto xt = torch::randn<Emb, tokens>();
+        CHECK(same_bits(ln(xt.template transpose<0, 1>()), by_steps(ln, xt.template transpose<0, 1>().contiguous())));
+    };
+    struct e1 : shaped::axis<"emb_dim", 1> {};
+    struct e37 : shaped::axis<"emb_dim", 37> {};
+    struct e768 : shaped::axis<"emb_dim", 768> {};
+    check(e1{});
+    check(e37{});
+    check(e768{});
 }
 
 TEST_CASE("feed_forward equals the book's FeedForward; its hidden axis is four times emb_dim") {

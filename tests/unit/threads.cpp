@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <thread>
@@ -122,4 +123,64 @@ TEST_CASE("nn::linear gives the same bits at 1, 2 and 4 threads, for one row (sp
         for (std::size_t k = 0; k < d_in::extent; ++k) y += double(layer.weight.at(c, k)) * double(one.at(0, k));
         CHECK(s[0].at(0, c) == doctest::Approx(y).epsilon(1e-4));
     }
+}
+
+TEST_CASE("parallel_for covers [0, n) once, in chunks of the grain, at any thread count") {
+    thread_count_guard guard;
+    for (int threads : {1, 2, 4})
+        for (std::size_t n : {0u, 1u, 7u, 64u, 1000u})
+            for (std::size_t grain : {1u, 3u, 64u, 5000u}) {
+                CAPTURE(threads);
+                CAPTURE(n);
+                CAPTURE(grain);
+                shaped::set_num_threads(threads);
+                std::vector<std::atomic<int>> hits(n);
+                std::atomic<bool> aligned{true};
+                shaped::detail::parallel_for(n, grain, [&](std::size_t b, std::size_t e) {
+                    if (b % grain != 0 || e - b > grain) aligned = false;
+                    for (std::size_t i = b; i < e; ++i) ++hits[i];
+                });
+                CHECK(std::all_of(hits.begin(), hits.end(), [](const std::atomic<int>& h) { return h == 1; }));
+                CHECK((aligned || threads == 1 || n <= grain));
+            }
+}
+
+namespace {
+struct wide : shaped::axis<"wide", 1027> {};           // rows not a multiple of any vector width
+struct many : shaped::axis<"many", 333> {};            // 342,000 elements: several blocks of 65,536
+struct context : shaped::axis<"context_length", 256> {};
+struct tokens : shaped::axis<"num_tokens", 256, shaped::at_most<context>> {};
+struct emb : shaped::axis<"d_in", 96> {};
+struct mha_heads : shaped::axis<"num_heads", 6> {};
+}  // namespace
+
+TEST_CASE("softmax, gelu, silu and causal attention weights give the same bits at 1, 2 and 4 threads") {
+    shaped::torch::manual_seed(17);
+    const auto x = shaped::torch::randn<many, wide>() * 4.0f;
+    const auto s = at_thread_counts([&] { return shaped::softmax<-1>(x); });
+    CHECK(same_bits(s[0], s[1]));
+    CHECK(same_bits(s[0], s[2]));
+    const auto g = at_thread_counts([&] { return shaped::gelu(x); });
+    CHECK(same_bits(g[0], g[1]));
+    CHECK(same_bits(g[0], g[2]));
+    const auto u = at_thread_counts([&] { return shaped::silu(x); });
+    CHECK(same_bits(u[0], u[1]));
+    CHECK(same_bits(u[0], u[2]));
+    // Every row of the softmax sums to 1, every element of gelu is the
+    // formula's in double, to float rounding of the terms.
+    for (std::size_t r = 0; r < many::extent; r += 37) {
+        double sum = 0;
+        for (std::size_t c = 0; c < wide::extent; ++c) sum += s[0].at(r, c);
+        CHECK(sum == doctest::Approx(1.0).epsilon(1e-5));
+        for (std::size_t c = 0; c < wide::extent; c += 13) {
+            const double v = x.at(r, c);
+            const double want = 0.5 * v * (1 + std::tanh(std::sqrt(2 / 3.14159265358979323846) * (v + 0.044715 * v * v * v)));
+            CHECK(std::abs(g[0].at(r, c) - want) <= 2e-7 * (std::abs(v) + 1));  // 1 + tanh cancels below 0
+        }
+    }
+    shaped::nn::multi_head_attention<emb, emb, context, mha_heads> m(0.0);
+    const auto in = shaped::torch::randn<batch, tokens, emb>();
+    const auto a = at_thread_counts([&] { return m(in); });
+    CHECK(same_bits(a[0], a[1]));
+    CHECK(same_bits(a[0], a[2]));
 }

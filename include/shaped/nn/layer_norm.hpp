@@ -7,9 +7,11 @@
 #include <string>
 #include <type_traits>
 
+#include "../detail/vector_math.hpp"
 #include "../diagnostics.hpp"
 #include "../tensor.hpp"
 #include "../tensor_of.hpp"
+#include "../threads.hpp"
 #include "parameters.hpp"
 
 namespace shaped::nn {
@@ -49,8 +51,23 @@ public:
         return diag::checked<ok>([&](const auto& x) {
             auto mean = x.template mean<-1>(keepdim);
             auto var = x.template var<-1>(keepdim, false);
-            auto norm_x = (x - mean) / shaped::sqrt(std::move(var) + eps);
-            return scale * norm_x + shift;
+            if constexpr (std::is_same_v<Layout, layout::contiguous>) {
+                // The same operations, in one kernel over each row (vector_math.hpp): the same bits without
+                // the four broadcast passes over the whole tensor, rows shared among shaped's threads.
+                tensor<float, X...> y(x.shape, uninitialized);
+                constexpr std::size_t n = Emb::extent;
+                const std::size_t rows = x.numel() / n;
+                const float* in = x.data();
+                float* out = y.data();
+                shaped::detail::parallel_for(rows, 64, [&](std::size_t r0, std::size_t r1) {
+                    shaped::detail::vmath::layer_norm(in, out, r0, r1, n, mean.data(), var.data(), eps, scale.data(),
+                                                      shift.data());
+                });
+                return y;
+            } else {
+                auto norm_x = (x - mean) / shaped::sqrt(std::move(var) + eps);
+                return scale * norm_x + shift;
+            }
         }, x);
     }
 

@@ -81,15 +81,24 @@ auto causal_weights(basic_tensor<Value, Layout, S...> scores, const Mask& mask, 
     }
     const auto e = scores.shape;
     tensor<Value, S...> weights(shaped::detail::adopt_tag{}, e, std::move(scores).storage());
-    Value* row = weights.data();
-    for (std::size_t o = 0; o < weights.numel() / (tq * tk); ++o)
-        for (std::size_t i = 0; i < tq; ++i, row += tk) {
+    // Rows are independent: on large scores they are shared among shaped's threads, in blocks of rows, with
+    // the same bits at any count.
+    Value* const first = weights.data();
+    const std::size_t rows = tk == 0 ? 0 : weights.numel() / tk;  // (outer, query) pairs
+    const std::size_t grain = std::max<std::size_t>(1, std::size_t{32768} / std::max<std::size_t>(tk, 1));
+    shaped::detail::parallel_for(rows, grain, [&](std::size_t r0, std::size_t r1) {
+        for (std::size_t r = r0; r < r1; ++r) {
+            Value* row = first + r * tk;
+            const std::size_t i = r % tq;
             const key_span sp = spans[i];
             Value mx = minus_inf;
             if (sp.lo == sp.hi) {  // every key masked: -inf throughout, and softmax gives NaN
                 std::fill(row, row + tk, minus_inf);
             } else if (sp.dense) {  // outside [lo, hi) masked: softmax_finish writes those zeros
-                for (std::size_t j = sp.lo; j < sp.hi; ++j) mx = std::max(mx, row[j] = row[j] / scale);
+                if constexpr (std::is_same_v<Value, float>)
+                    mx = shaped::detail::vmath::divide_max(row + sp.lo, sp.hi - sp.lo, scale);
+                else
+                    for (std::size_t j = sp.lo; j < sp.hi; ++j) mx = std::max(mx, row[j] = row[j] / scale);
             } else {
                 const auto* masked = m + (offset + i) * context;
                 for (std::size_t j = 0; j < tk; ++j) {
@@ -101,6 +110,7 @@ auto causal_weights(basic_tensor<Value, Layout, S...> scores, const Mask& mask, 
             }
             shaped::detail::softmax_finish(row, tk, mx, sp.lo, sp.hi);
         }
+    });
     return dropout(std::move(weights), gen);
 }
 

@@ -14,18 +14,21 @@
 #include <xsimd/xsimd.hpp>
 #include <xtensor/xtensor.hpp>
 
+#include "../detail/vector_math.hpp"
 #include "../diagnostics.hpp"
 #include "../shape.hpp"
 #include "../tensor_fwd.hpp"
+#include "../threads.hpp"
 
 namespace shaped {
 
 namespace detail {
 // The rest of a softmax over one contiguous row whose maximum is `mx` and whose elements outside
-// [lo, hi) are -inf: exp(x - mx), their sum, one division per element. exp runs on SIMD batches
-// (xsimd, the xtensor family's SIMD library, at the width the compiler flags allow), as PyTorch's
-// vectorised softmax kernel does. Under a finite maximum a -inf element gives exactly 0, so the elements
-// outside [lo, hi) are set to 0 without either step: on causal scores that is half of every row.
+// [lo, hi) are -inf: exp(x - mx), their sum, one division per element, on SIMD vectors as PyTorch's
+// vectorised softmax kernel does: for float, the widest the CPU has, chosen at run time
+// (detail/vector_math.hpp); for double, xsimd's batches at the width the compiler flags allow. Under a
+// finite maximum a -inf element gives exactly 0, so the elements outside [lo, hi) are set to 0 without
+// either step: on causal scores that is half of every row.
 template <class Value>
 void softmax_finish(Value* row, std::size_t len, Value mx, std::size_t lo, std::size_t hi) {
     constexpr Value minus_inf = -std::numeric_limits<Value>::infinity();
@@ -35,27 +38,39 @@ void softmax_finish(Value* row, std::size_t len, Value mx, std::size_t lo, std::
         for (std::size_t j = 0; j < len; ++j) row[j] /= sum;
         return;
     }
-    using batch = xsimd::batch<Value>;
-    constexpr std::size_t width = batch::size;
-    const batch max_b(mx);
-    batch sum_b(Value(0));
-    std::size_t j = lo;
-    for (; j + width <= hi; j += width) {
-        const batch e = xsimd::exp(batch::load_unaligned(row + j) - max_b);
-        e.store_unaligned(row + j);
-        sum_b += e;
+    Value sum;
+    if constexpr (std::is_same_v<Value, float>) {
+        sum = vmath::exp_shift_sum(row + lo, hi - lo, mx);
+    } else {
+        using batch = xsimd::batch<Value>;
+        constexpr std::size_t width = batch::size;
+        const batch max_b(mx);
+        batch sum_b(Value(0));
+        std::size_t j = lo;
+        for (; j + width <= hi; j += width) {
+            const batch e = xsimd::exp(batch::load_unaligned(row + j) - max_b);
+            e.store_unaligned(row + j);
+            sum_b += e;
+        }
+        sum = xsimd::hadd(sum_b);
+        for (; j < hi; ++j) sum += (row[j] = row[j] == minus_inf ? Value(0) : std::exp(row[j] - mx));
     }
-    Value sum = xsimd::hadd(sum_b);
-    for (; j < hi; ++j) sum += (row[j] = row[j] == minus_inf ? Value(0) : std::exp(row[j] - mx));
     std::fill(row, row + lo, Value(0));
     std::fill(row + hi, row + len, Value(0));
     if (sum != sum) {  // a NaN in the row (or +inf): every element becomes NaN through the division
         lo = 0;
         hi = len;
     }
-    const batch sum_all(sum);
-    for (j = lo; j + width <= hi; j += width) (batch::load_unaligned(row + j) / sum_all).store_unaligned(row + j);
-    for (; j < hi; ++j) row[j] /= sum;
+    if constexpr (std::is_same_v<Value, float>) {
+        vmath::apply(row + lo, hi - lo, vmath::divide_by{sum});  // exact: the same bits at any width
+    } else {
+        using batch = xsimd::batch<Value>;
+        constexpr std::size_t width = batch::size;
+        const batch sum_all(sum);
+        std::size_t j = lo;
+        for (; j + width <= hi; j += width) (batch::load_unaligned(row + j) / sum_all).store_unaligned(row + j);
+        for (; j < hi; ++j) row[j] /= sum;
+    }
 }
 
 // The maximum of a contiguous row, and the bounds [lo, hi) of its elements that are not -inf.
@@ -110,20 +125,26 @@ auto softmax(basic_tensor<Value, Layout, Axes...> x) {
         const auto e = x.shape;
         tensor<Value, Axes...> result(detail::adopt_tag{}, e, std::move(x).storage());
         Value* p = result.data();
+        if (inner == 1) {  // contiguous rows, independent: shared among shaped's threads on large inputs
+            const std::size_t grain = std::max<std::size_t>(1, std::size_t{32768} / std::max<std::size_t>(len, 1));
+            detail::parallel_for(outer, grain, [&](std::size_t o0, std::size_t o1) {
+                for (std::size_t o = o0; o < o1; ++o) {
+                    std::size_t lo, hi;
+                    Value* row = p + o * len;
+                    const Value mx = detail::row_max(row, len, lo, hi);
+                    detail::softmax_finish(row, len, mx, lo, hi);
+                }
+            });
+            return result;
+        }
         for (std::size_t o = 0; o < outer; ++o)
             for (std::size_t i = 0; i < inner; ++i) {
                 Value* row = p + o * len * inner + i;
-                if (inner == 1) {
-                    std::size_t lo, hi;
-                    const Value mx = detail::row_max(row, len, lo, hi);
-                    detail::softmax_finish(row, len, mx, lo, hi);
-                } else {
-                    Value mx = -std::numeric_limits<Value>::infinity();
-                    for (std::size_t j = 0; j < len; ++j) mx = std::max(mx, row[j * inner]);
-                    Value sum = 0;
-                    for (std::size_t j = 0; j < len; ++j) sum += (row[j * inner] = std::exp(row[j * inner] - mx));
-                    for (std::size_t j = 0; j < len; ++j) row[j * inner] /= sum;
-                }
+                Value mx = -std::numeric_limits<Value>::infinity();
+                for (std::size_t j = 0; j < len; ++j) mx = std::max(mx, row[j * inner]);
+                Value sum = 0;
+                for (std::size_t j = 0; j < len; ++j) sum += (row[j * inner] = std::exp(row[j * inner] - mx));
+                for (std::size_t j = 0; j < len; ++j) row[j * inner] /= sum;
             }
         return result;
     } else {
