@@ -58,10 +58,12 @@ public:
                 return static_cast<char*>(block) + header;
             }
         }
-        void* block = std::aligned_alloc(buffer_alignment, need);
+        // A block of a huge page or more starts on a huge page, so that all its whole 2 MB pages can be huge
+        // ones (the advice below); a 2.4 MB weight matrix placed anywhere would seldom hold a whole one.
+        void* block = std::aligned_alloc(need >= huge_page_bytes ? huge_page_bytes : buffer_alignment, need);
         if (!block) throw std::bad_alloc();
+        advise_huge_pages(block, need);  // before the header's write, which would fault in a small page
         *static_cast<std::size_t*>(block) = need;
-        advise_huge_pages(block, need);
         return static_cast<char*>(block) + header;
     }
 

@@ -17,14 +17,18 @@
 
 namespace shaped::detail {
 
-/// Buffers of at least this many bytes get the advice (smaller ones reuse the allocator's heap).
-inline constexpr std::size_t huge_page_advice_bytes = std::size_t{8} << 20;
+/// The size of a transparent huge page on x86-64 and of the pages the advice asks for.
+inline constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
+/// Buffers of at least this many bytes get the advice: those that hold a whole huge page (smaller ones reuse
+/// the allocator's heap). A layer's weight of GPT-2 small's width, 2.4 MB, is read from memory at every
+/// decoding step, and in huge pages it is read faster (the hardware prefetchers stop at each 4 KB page).
+inline constexpr std::size_t huge_page_advice_bytes = huge_page_bytes;
 
 /// `madvise(MADV_HUGEPAGE)` on the whole 2 MB pages inside `[p, p + bytes)`, before they are first written.
 /// A hint: where the kernel has no transparent huge pages, or refuses, nothing changes.
 inline void advise_huge_pages([[maybe_unused]] const void* p, [[maybe_unused]] std::size_t bytes) noexcept {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-    constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
+    constexpr std::uintptr_t huge = huge_page_bytes;
     if (bytes < huge_page_advice_bytes) return;
     const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(p) + huge - 1) & ~(huge - 1);
     const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(huge - 1);
