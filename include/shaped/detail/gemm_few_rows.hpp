@@ -153,24 +153,29 @@ void rows_of(isa path, const float* a, std::size_t m, const W* w, float* c, std:
 /// C[M×N] = A[M×K] · Wᵀ + beta · C, meant for M from 1 to `few_rows` (more rows are taken `few_rows` at a
 /// time, reading W once per group): A float, row-major; W float or bfloat16, N×K
 /// row-major; C float, row-major, contiguous. W is read once on `path` (the widest the CPU has unless a test
-/// asks for a narrower one), blocks of `gemv_rows` rows of W handed out to shaped's threads; each element is
-/// one sum in a fixed order, the same bits at any thread count.
+/// asks for a narrower one), blocks of at most `gemv_rows` rows of W handed out to shaped's threads, at least
+/// eight per thread so that the threads finish together; each element is one sum in a fixed order, the same
+/// bits at any thread count and any split.
 template <class W>
     requires(std::is_same_v<W, float> || std::is_same_v<W, bfloat16>)
 void gemm_few_rows(const float* a, const W* w, float* c, std::size_t m, std::size_t n, std::size_t k,
                    float beta = 0, isa path = isa::best) {
     if (m == 0 || n == 0) return;
     const isa p = resolve(path);
-    const std::size_t blocks = (n + gemv_rows - 1) / gemv_rows;
     // Below about a megaflop, starting the pool costs more than it saves.
     const std::size_t threads = 2.0 * static_cast<double>(m * n) * static_cast<double>(k) < 1e6
                                     ? 1
-                                    : std::min<std::size_t>(static_cast<std::size_t>(num_threads()), blocks);
+                                    : std::min<std::size_t>(static_cast<std::size_t>(num_threads()), (n + 15) / 16);
     if (threads <= 1) return few::rows_of(p, a, m, w, c, n, k, 0, n, beta);
+    // Blocks of 16 to gemv_rows rows, a multiple of 16, eight or more per thread: 768 rows (a projection of
+    // GPT-2 small) in three blocks of 256 kept one of two threads busy for twice as long as the other.
+    const std::size_t per = (n + 8 * threads - 1) / (8 * threads);
+    const std::size_t rows = std::clamp<std::size_t>((per + 15) / 16 * 16, 16, gemv_rows);
+    const std::size_t blocks = (n + rows - 1) / rows;
     std::atomic<std::size_t> next{0};
     parallel(threads, [&](std::size_t) {
         for (std::size_t j; (j = next.fetch_add(1, std::memory_order_relaxed)) < blocks;)
-            few::rows_of(p, a, m, w, c, n, k, j * gemv_rows, std::min(n, (j + 1) * gemv_rows), beta);
+            few::rows_of(p, a, m, w, c, n, k, j * rows, std::min(n, (j + 1) * rows), beta);
     });
 }
 
