@@ -138,8 +138,8 @@ auto pow(basic_tensor<V, L, X...> x, std::type_identity_t<V> p) {
 }
 
 /// The tanh approximation of GELU, step for step as the book's `GELU` computes it in float:
-/// `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`, each operation rounded as PyTorch rounds it
-/// (tanh within a few units in the last place of PyTorch's).
+/// `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`, within 4 units in the last place of PyTorch's
+/// (tanh is shaped's own; on AVX2/AVX-512 the compiler may fuse a multiply and an add).
 /// Shapes: unchanged. Element type: float or double. Errors: none.
 /// Source: the book's `GELU` (chapter 4). `torch.nn.functional.gelu(x, approximate="tanh")` computes the same
 /// formula with its constant rounded otherwise: that one is `gelu_tanh`.
