@@ -60,8 +60,12 @@ public:
         }
         // A block of a huge page or more starts on a huge page, so that all its whole 2 MB pages can be huge
         // ones (the advice below); a 2.4 MB weight matrix placed anywhere would seldom hold a whole one.
-        void* block = std::aligned_alloc(need >= huge_page_bytes ? huge_page_bytes : buffer_alignment, need);
-        if (!block) throw std::bad_alloc();
+        // posix_memalign, not aligned_alloc, whose size must be a multiple of the alignment (C11 7.22.3.1;
+        // glibc lets others by, ThreadSanitizer does not): rounding a 4 MiB buffer and its header up to 6 MB
+        // would back a whole huge page for the header's 64 bytes.
+        void* block = nullptr;
+        if (posix_memalign(&block, need >= huge_page_bytes ? huge_page_bytes : buffer_alignment, need) != 0)
+            throw std::bad_alloc();
         advise_huge_pages(block, need);  // before the header's write, which would fault in a small page
         *static_cast<std::size_t*>(block) = need;
         return static_cast<char*>(block) + header;
