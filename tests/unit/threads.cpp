@@ -123,6 +123,14 @@ TEST_CASE("nn::linear gives the same bits at 1, 2 and 4 threads, for one row (sp
         for (std::size_t k = 0; k < d_in::extent; ++k) y += double(layer.weight.at(c, k)) * double(one.at(0, k));
         CHECK(s[0].at(0, c) == doctest::Approx(y).epsilon(1e-4));
     }
+    // So are the many rows, whose bias the threads write in blocks of 7 rows before the product: every row,
+    // at 4 threads, in columns spread over the width.
+    for (std::size_t i = 0; i < rows::extent; ++i)
+        for (std::size_t c = i % 97; c < d_out::extent; c += 97) {
+            double y = layer.bias->at(c);
+            for (std::size_t k = 0; k < d_in::extent; ++k) y += double(layer.weight.at(c, k)) * double(many.at(i, k));
+            CHECK(r[2].at(i, c) == doctest::Approx(y).epsilon(1e-4));
+        }
 }
 
 TEST_CASE("parallel_for covers [0, n) once, in chunks of the grain, at any thread count") {

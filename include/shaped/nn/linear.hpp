@@ -18,6 +18,7 @@
 #include "../shape.hpp"
 #include "../tensor.hpp"
 #include "../tensor_of.hpp"
+#include "../threads.hpp"
 #include "../torch/generator.hpp"
 #include "parameters.hpp"
 
@@ -122,9 +123,15 @@ public:
                                  uninitialized);
                     Value* y = out.data();
                     const auto& in = x.storage();
-                    // The bias is written first and the product added to it (PyTorch's addmm, beta = 1).
+                    // The bias is written first and the product added to it (PyTorch's addmm, beta = 1), by
+                    // all of shaped's threads in blocks of about 64 KB: at 8192 rows × 3072 it is 100 MB, too
+                    // much for one thread to write while the others wait.
                     if (bias)
-                        for (std::size_t r = 0; r < rows; ++r) std::copy_n(bias->data(), Out::extent, y + r * Out::extent);
+                        shaped::detail::parallel_for(rows, std::max<std::size_t>(1, 16384 / Out::extent),
+                                                     [&](std::size_t r0, std::size_t r1) {
+                                                         for (std::size_t r = r0; r < r1; ++r)
+                                                             std::copy_n(bias->data(), Out::extent, y + r * Out::extent);
+                                                     });
                     const Value beta = bias ? Value(1) : Value(0);
                     shaped::detail::weight_product(in.data(), weight.data(), y, rows, Out::extent, In::extent, beta);
                     return out;
