@@ -345,32 +345,32 @@ HAND_WRITTEN = "not written by report.py"
 
 
 def sections(text):
-    """The text's `## ` sections in order, each (title, text up to the next one); the head before the first
-    is titled ""."""
-    parts = text.split("\n## ")
+    """The text's `## ` and `### ` sections in order, each (heading line, text up to the next heading of
+    either level); the head before the first is titled ""."""
+    parts = re.split(r"\n(?=#{2,3} )", text)
     out = [("", parts[0] + "\n")]
-    for part in parts[1:]:
-        out.append((part.split("\n", 1)[0], "## " + part + "\n"))
+    out += [(part.split("\n", 1)[0], part + "\n") for part in parts[1:]]
     out[-1] = (out[-1][0], out[-1][1][:-1])
     return out
 
 
 def keep_hand_written(new, old):
-    """The report's text with the old file's hand-written sections (those that say HAND_WRITTEN) kept: each
-    after the section it followed, if the report still has it, else at the end."""
+    """The report's text with the old file's hand-written sections and subsections (those that say
+    HAND_WRITTEN) kept: each after the one it followed, if the new text has it (a kept one included, so a run
+    of them stays in order), else at the end."""
     old_sections, kept = sections(old), []
     for i, (title, body) in enumerate(old_sections):
         if title and HAND_WRITTEN in body:
-            kept.append((old_sections[i - 1][0], body))
+            kept.append((old_sections[i - 1][0], title, body))
     out = sections(new)
-    for after, body in kept:
+    for after, title, body in kept:
         titles = [t for t, _ in out]
         if after in titles:
-            out.insert(titles.index(after) + 1, ("", body))
+            out.insert(titles.index(after) + 1, (title, body))
         else:
             if not out[-1][1].endswith("\n"):
                 out[-1] = (out[-1][0], out[-1][1] + "\n")
-            out.append(("", body))
+            out.append((title, body))
     text = "".join(b if b.endswith("\n") else b + "\n" for _, b in out)
     return text if text.endswith("\n") else text + "\n"
 
