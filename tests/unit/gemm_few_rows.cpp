@@ -1,5 +1,6 @@
 // The product that streams a layer's float weight once (decoding: one to four rows through a layer), on
-// each SIMD path the CPU has, against a double-precision sum; the same bits at 1, 2 and 4 threads; and
+// each SIMD path the CPU has, against a double-precision sum; the same bits with W's rows read side by side as
+// alone, and at 1, 2 and 4 threads; and
 // nn::linear taking it for a few rows and sgemm for many, the two within float's rounding of each other.
 #include <cmath>
 #include <cstring>
@@ -42,6 +43,29 @@ TEST_CASE("gemm_few_rows: A · Wᵀ over float weights on every path, within flo
                         CHECK(test::worst_relative_error(a, w, c0, c, m, n, k, beta) <= 6e-8 * double(k + 2));
                     }
             }
+}
+
+TEST_CASE("gemm_few_rows: W's rows read four or two side by side give each element the bits of its row alone") {
+    std::mt19937 rng(23);
+    // n = 11: groups of four (one row of A) or two (two rows), then the rows left over one at a time.
+    constexpr std::size_t n = 11;
+    for (const std::size_t m : {1, 2, 3, 4})
+        for (const std::size_t k : {15, 33, 257}) {
+            const auto a = random_floats(m * k, rng);
+            const auto w = random_floats(n * k, rng);
+            for (const auto path : test::simd_paths()) {
+                CAPTURE(m);
+                CAPTURE(k);
+                CAPTURE(static_cast<int>(path));
+                std::vector<float> all(m * n);
+                detail::gemm_few_rows(a.data(), w.data(), all.data(), m, n, k, 0.0f, path);
+                for (std::size_t r = 0; r < n; ++r) {
+                    std::vector<float> one(m);
+                    detail::gemm_few_rows(a.data(), w.data() + r * k, one.data(), m, 1, k, 0.0f, path);
+                    for (std::size_t i = 0; i < m; ++i) CHECK(std::memcmp(&one[i], &all[i * n + r], sizeof(float)) == 0);
+                }
+            }
+        }
 }
 
 TEST_CASE("gemm_few_rows gives the same bits at 1, 2 and 4 threads") {

@@ -72,40 +72,63 @@ template <class F>
     x = reinterpret_cast<F>(__builtin_convertvector(h, typename lanes<L>::u) << 16);
 }
 
-template <std::size_t L, std::size_t M, class W>
-[[gnu::always_inline]] inline void rows_vector(const float* a, const W* w, float* c, std::size_t ldc,
-                                               std::size_t k, std::size_t r0, std::size_t r1, float beta) {
+// Rows [r, r + R) of C: R rows of W read side by side, each in its own stream. A core keeps more cache lines
+// in flight from several streams than from one (the machine benchmark reads 10% to 25% faster with four), and
+// a decoding step is bound by that rate. Each element's sum is the one-row loop's, step for step.
+template <std::size_t L, std::size_t M, std::size_t R, class W>
+[[gnu::always_inline]] inline void row_group(const float* a, const W* w, float* c, std::size_t ldc, std::size_t k,
+                                             std::size_t r, float beta) {
     using F = typename lanes<L>::f;
     const std::size_t steps = k / (2 * L) * (2 * L);
-    for (std::size_t r = r0; r < r1; ++r) {
-        // The loops over A's rows unrolled, so that the accumulators stay in registers (GCC's -O2 keeps such a
-        // loop, and the accumulators in memory: a third of the rate at M = 4).
-        F lo[M], hi[M];
+    // The loops unrolled, so that the accumulators stay in registers (GCC's -O2 keeps such a loop, and the
+    // accumulators in memory: a third of the rate at M = 4).
+    F lo[R][M], hi[R][M];
 #pragma GCC unroll 8
-        for (std::size_t i = 0; i < M; ++i) lo[i] = hi[i] = F{};
-        const W* wr = w + r * k;
-        for (std::size_t kk = 0; kk < steps; kk += 2 * L) {
-            F w0, w1;
-            load(w0, wr + kk);
-            load(w1, wr + kk + L);
+    for (std::size_t q = 0; q < R; ++q)
 #pragma GCC unroll 8
-            for (std::size_t i = 0; i < M; ++i) {
-                F x0, x1;
-                load(x0, a + i * k + kk);
-                load(x1, a + i * k + kk + L);
-                lo[i] += x0 * w0;
-                hi[i] += x1 * w1;
-            }
-        }
+        for (std::size_t i = 0; i < M; ++i) lo[q][i] = hi[q][i] = F{};
+    for (std::size_t kk = 0; kk < steps; kk += 2 * L) {
+        F x0[M], x1[M];
 #pragma GCC unroll 8
         for (std::size_t i = 0; i < M; ++i) {
-            const F both = lo[i] + hi[i];
+            load(x0[i], a + i * k + kk);
+            load(x1[i], a + i * k + kk + L);
+        }
+#pragma GCC unroll 8
+        for (std::size_t q = 0; q < R; ++q) {
+            F w0, w1;
+            load(w0, w + (r + q) * k + kk);
+            load(w1, w + (r + q) * k + kk + L);
+#pragma GCC unroll 8
+            for (std::size_t i = 0; i < M; ++i) {
+                lo[q][i] += x0[i] * w0;
+                hi[q][i] += x1[i] * w1;
+            }
+        }
+    }
+#pragma GCC unroll 8
+    for (std::size_t q = 0; q < R; ++q) {
+        const W* wr = w + (r + q) * k;
+#pragma GCC unroll 8
+        for (std::size_t i = 0; i < M; ++i) {
+            const F both = lo[q][i] + hi[q][i];
             float acc = 0;
             for (std::size_t j = 0; j < L; ++j) acc += both[j];
             for (std::size_t kk = steps; kk < k; ++kk) acc += a[i * k + kk] * static_cast<float>(wr[kk]);
-            c[i * ldc + r] = acc + (beta == 0 ? 0.0f : beta * c[i * ldc + r]);
+            c[i * ldc + r + q] = acc + (beta == 0 ? 0.0f : beta * c[i * ldc + r + q]);
         }
     }
+}
+
+// Rows [r0, r1) of C, four rows of W at a time for one row of A, two for two (2·M·R accumulators: 8 of the
+// 16 vector registers AVX2 has), one for more; what is left one at a time.
+template <std::size_t L, std::size_t M, class W>
+[[gnu::always_inline]] inline void rows_vector(const float* a, const W* w, float* c, std::size_t ldc,
+                                               std::size_t k, std::size_t r0, std::size_t r1, float beta) {
+    constexpr std::size_t R = M == 1 ? 4 : M == 2 ? 2 : 1;
+    std::size_t r = r0;
+    for (; r + R <= r1; r += R) row_group<L, M, R>(a, w, c, ldc, k, r, beta);
+    for (; r < r1; ++r) row_group<L, M, 1>(a, w, c, ldc, k, r, beta);
 }
 
 #ifdef SHAPED_X86_SIMD
