@@ -633,8 +633,8 @@ def main():
     md += ["", "### Decoding against the machine's limit and llama.cpp", "",
            "A decoding step with the cache reads every weight once (all but the embeddings, of which it reads one "
            "row each): " + (f"{weight_mb:.0f} MB" if weight_mb else "–") + ". The machine reads memory at the rate "
-           "of `machine/read_bandwidth` (the fastest of five sums over 512 MB of floats per iteration, four streams per thread in the widest vectors the CPU has), so it "
-           "decodes at most bandwidth ÷ weight bytes tokens per second. The cached figures time 32 one-token "
+           "of `machine/read_bandwidth` (the fastest of five sums over 512 MB of floats per iteration, four "
+           "streams per thread in the widest vectors the CPU has), so it decodes at most bandwidth ÷ weight bytes tokens per second. The cached figures time 32 one-token "
            "steps after the prompt's pass, which is set up untimed; the uncached ones time the book's "
            "`generate_text_simple`, each step over the whole sequence. `llama.cpp` is llama-bench's `-n 32 -d 4` "
            "(32 one-token steps after a 4-token prompt, as shaped's cached figure) on the same model and weights in "
