@@ -47,8 +47,9 @@ TEST_CASE("gemm_few_rows: A · Wᵀ over float weights on every path, within flo
 
 TEST_CASE("gemm_few_rows: W's rows read four or two side by side give each element the bits of its row alone") {
     std::mt19937 rng(23);
-    // n = 11: for one row of A, rows {0, 2, 4, 6} and {1, 3, 5, 7} read together, then 8, 9 and 10 alone; for two,
-    // {0, 5} to {4, 9}, then 10 alone; for three and four, each row alone.
+    // n = 11: for one row of A, rows {0, 2, 4, 6} and {1, 3, 5, 7} read together, then 8, 9 and 10 alone; for two
+    // (and for three and four on AVX-512), {0, 5} to {4, 9}, then 10 alone; for three and four on AVX2, each row
+    // alone.
     constexpr std::size_t n = 11;
     for (const std::size_t m : {1, 2, 3, 4})
         for (const std::size_t k : {15, 33, 257}) {
