@@ -360,7 +360,7 @@ def keep_hand_written(new, old):
     of them stays in order), else at the end."""
     old_sections, kept = sections(old), []
     for i, (title, body) in enumerate(old_sections):
-        if title and HAND_WRITTEN in body:
+        if title and HAND_WRITTEN in " ".join(body.split()):
             kept.append((old_sections[i - 1][0], title, body))
     out = sections(new)
     for after, title, body in kept:
