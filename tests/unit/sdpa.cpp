@@ -493,6 +493,94 @@ TEST_CASE("the kernel's threads share out the tiles: 1, 2 and 4 threads give the
         }
 }
 
+TEST_CASE("the kernel reads queries, keys and values in place from one qkv buffer: the same bits as from their own") {
+    // The fused module's layout: per token one row of the combined projection, [queries | keys | values], each
+    // head's d (or dv) values side by side, rows 3·d_out apart. Where several query tiles read a head's keys and
+    // values (more than 64 queries, or a group of query heads), the kernel copies them into adjacent rows once
+    // per thread; the copy must change nothing: the same bits as the kernel on separate, adjacent operands.
+    struct shape_case {
+        std::size_t nb, kv_heads, group, lq, lk, d, dv;
+        bool causal;
+        std::size_t window;
+        bool inf_value;  // an infinite value in a tile that the causal mask cuts: the kernel adds key by key
+        const char* what;
+    };
+    auto paths = simd_paths();
+    paths.push_back(flash::isa::portable);
+    for (const shape_case& c :
+         {shape_case{2, 3, 1, 130, 130, 64, 64, true, 0, false, "GPT-2's layout, three query tiles"},
+          shape_case{1, 2, 1, 200, 300, 32, 20, true, 0, false, "cached keys (offset 100), values padded to 32"},
+          shape_case{1, 2, 1, 150, 150, 16, 16, true, 40, false, "a sliding window of 40"},
+          shape_case{2, 2, 2, 64, 64, 64, 64, true, 0, false, "one query tile, groups of two query heads"},
+          shape_case{1, 1, 3, 100, 100, 20, 48, false, 0, false, "not causal, groups of three"},
+          shape_case{1, 2, 1, 140, 140, 64, 64, true, 0, true, "an infinite value under the causal mask"}}) {
+        const std::size_t hq = c.kv_heads * c.group, row = hq * c.d + c.kv_heads * (c.d + c.dv);
+        // Tokens of the keys and values; the queries are the last lq of them (as in the module, one buffer).
+        std::vector<float> qkv_buffer(c.nb * c.lk * row);
+        shaped::torch::manual_seed(c.lq * 1000 + c.lk);
+        const auto draws = shaped::torch::randn<batch>(qkv_buffer.size());
+        std::copy_n(draws.data(), qkv_buffer.size(), qkv_buffer.data());
+        const std::size_t k_at = hq * c.d, v_at = k_at + c.kv_heads * c.d, first_q = c.lk - c.lq;
+        if (c.inf_value) qkv_buffer[(c.lk - 3) * row + v_at + 1] = std::numeric_limits<float>::infinity();
+        // The same operands, each head's rows adjacent: (batch, head, token, d).
+        std::vector<float> q(c.nb * hq * c.lq * c.d), k(c.nb * c.kv_heads * c.lk * c.d), v(c.nb * c.kv_heads * c.lk * c.dv);
+        for (std::size_t b = 0; b < c.nb; ++b)
+            for (std::size_t t = 0; t < c.lk; ++t) {
+                const float* src = qkv_buffer.data() + (b * c.lk + t) * row;
+                for (std::size_t h = 0; h < c.kv_heads; ++h) {
+                    std::copy_n(src + k_at + h * c.d, c.d, k.data() + ((b * c.kv_heads + h) * c.lk + t) * c.d);
+                    std::copy_n(src + v_at + h * c.dv, c.dv, v.data() + ((b * c.kv_heads + h) * c.lk + t) * c.dv);
+                }
+                if (t >= first_q)
+                    for (std::size_t h = 0; h < hq; ++h)
+                        std::copy_n(src + h * c.d, c.d, q.data() + ((b * hq + h) * c.lq + t - first_q) * c.d);
+            }
+        for (const flash::isa path : paths)
+            for (std::size_t threads : {1u, 2u}) {
+                auto problem = [&] {
+                    flash::problem<2> pb;
+                    pb.batch = {c.nb, hq};
+                    pb.group = c.group;
+                    pb.lq = c.lq;
+                    pb.lk = c.lk;
+                    pb.d = c.d;
+                    pb.dv = c.dv;
+                    pb.scale = 0.25f;
+                    pb.causal = c.causal;
+                    pb.offset = c.causal ? first_q : 0;
+                    pb.window = c.window;
+                    pb.path = path;
+                    pb.threads = threads;
+                    return pb;
+                };
+                std::vector<float> in_place(c.nb * c.lq * hq * c.dv, -1.0f), adjacent(in_place.size(), -2.0f);
+                // Both write (batch, token, head, dv), as the module's output.
+                flash::problem<2> strided = problem();
+                strided.q = {qkv_buffer.data() + first_q * row, {c.lk * row, c.d}, row};
+                strided.k = {qkv_buffer.data() + k_at, {c.lk * row, c.d}, row};
+                strided.v = {qkv_buffer.data() + v_at, {c.lk * row, c.dv}, row};
+                strided.out = {in_place.data(), {c.lq * hq * c.dv, c.dv}, hq * c.dv};
+                flash::run(strided);
+                flash::problem<2> separate = problem();
+                separate.q = {q.data(), {hq * c.lq * c.d, c.lq * c.d}, c.d};
+                separate.k = {k.data(), {c.kv_heads * c.lk * c.d, c.lk * c.d}, c.d};
+                separate.v = {v.data(), {c.kv_heads * c.lk * c.dv, c.lk * c.dv}, c.dv};
+                separate.out = {adjacent.data(), {c.lq * hq * c.dv, c.dv}, hq * c.dv};
+                flash::run(separate);
+                INFO(std::string(c.what), ", path ", path_name(path), ", threads ", threads);
+                std::size_t differ = 0, non_finite = 0;
+                for (std::size_t e = 0; e < in_place.size(); ++e) {
+                    differ += std::memcmp(&in_place[e], &adjacent[e], sizeof(float)) != 0;
+                    non_finite += !std::isfinite(in_place[e]);
+                }
+                CHECK(differ == 0);
+                // The infinite value reaches the outputs of the queries that see its key, at its column, and no
+                // other: queries lq - 3 .. lq - 1 of each batch and query head of its key and value head (0).
+                CHECK(non_finite == (c.inf_value ? 3 * c.group : 0));
+            }
+    }
+}
+
 TEST_CASE("scaled_dot_product_attention refuses run-time extents that differ, naming the axis and both extents") {
     struct head_dim : shaped::axis<"head_dim", 8> {};
     const auto [q, k, v] = random_qkv<head_dim>(2, 5, 1);
