@@ -114,8 +114,14 @@ public:
                 auto q = std::move(queries).template transpose<1, 2>();
                 auto v = std::move(values).template transpose<1, 2>().template rename<b, NumHeads, num_keys, head_dim>();
 
-                auto attn_scores = matmul(q, std::move(k).template transpose<2, 3>());  // (b, num_heads, num_tokens, key<...>)
-                auto attn_weights = detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, head_dim::extent, gen);
+                // matmul(q, k.transpose<2, 3>()), (b, num_heads, num_tokens, key<...>), on the keys each block of
+                // queries sees: the causal step masks the others and does not read their scores.
+                const auto spans = detail::key_spans(mask, x.shape.extent(1), x.shape.extent(1));
+                const auto blocks = detail::causal_blocks(spans);
+                auto attn_scores = shaped::detail::matmul_spans(q, std::move(k).template transpose<2, 3>(),
+                                                                detail::causal_block, blocks);
+                auto attn_weights = detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, head_dim::extent,
+                                                                      gen, 0, spans.data());
 
                 // (attn_weights @ values).transpose(1, 2).contiguous(), each head's product written in place.
                 auto context_vec = shaped::detail::matmul_merge_heads(attn_weights, v);
@@ -142,9 +148,13 @@ public:
                 const std::size_t offset = cache.size();
                 auto [keys, values] = cache.append(keys_new, values_new);  // (b, num_heads, cached<num_tokens>, head_dim)
                 auto q = std::move(queries).template transpose<1, 2>();
-                auto attn_scores = matmul(q, std::move(keys).template transpose<2, 3>());
+                const auto spans = detail::key_spans(mask, x.shape.extent(1), keys.shape.extent(2), offset);
+                const auto blocks = detail::causal_blocks(spans);
+                auto attn_scores = shaped::detail::matmul_spans(q, std::move(keys).template transpose<2, 3>(),
+                                                                detail::causal_block, blocks);
                 auto attn_weights =
-                    detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, head_dim::extent, gen, offset);
+                    detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, head_dim::extent, gen, offset,
+                                                       spans.data());
                 auto context_vec = shaped::detail::matmul_merge_heads(attn_weights, values);
                 return out_proj(std::move(context_vec).template view<b, num_tokens, DOut>());
             },

@@ -90,8 +90,14 @@ public:
                 auto keys = qkv_heads.template select<qkv_part>(1).template rename<b, NumHeads, num_keys, head_dim>();
                 auto values = qkv_heads.template select<qkv_part>(2).template rename<b, NumHeads, num_keys, head_dim>();
 
-                auto attn_scores = matmul(queries, std::move(keys).template transpose<-2, -1>());
-                auto attn_weights = detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, head_dim::extent, gen);
+                // matmul(queries, keys.transpose<-2, -1>()) on the keys each block of queries sees: the causal
+                // step masks the others and does not read their scores.
+                const auto spans = detail::key_spans(mask, x.shape.extent(1), x.shape.extent(1));
+                const auto blocks = detail::causal_blocks(spans);
+                auto attn_scores = shaped::detail::matmul_spans(queries, std::move(keys).template transpose<-2, -1>(),
+                                                                detail::causal_block, blocks);
+                auto attn_weights = detail::causal_weights<num_tokens>(std::move(attn_scores), mask, dropout, head_dim::extent,
+                                                                      gen, 0, spans.data());
                 auto context_vec = shaped::detail::matmul_merge_heads(attn_weights, values);  // (b, num_tokens, num_heads, head_dim)
                 return proj(std::move(context_vec).template view<b, num_tokens, DOut>());
             },

@@ -34,16 +34,63 @@ struct key_span {
     bool dense;
 };
 
+// The span of one row of a mask (`masked`, tk keys; nonzero masks a key).
+template <class M>
+key_span row_span(const M* masked, std::size_t tk) {
+    key_span sp{tk, 0, true};
+    for (std::size_t j = 0; j < tk; ++j)
+        if (masked[j] == 0) {
+            sp.lo = std::min(sp.lo, j);
+            sp.hi = j + 1;
+        }
+    sp.lo = std::min(sp.lo, sp.hi);
+    for (std::size_t j = sp.lo; j < sp.hi; ++j) sp.dense = sp.dense && masked[j] == 0;
+    return sp;
+}
+
+/// Query rows per block of the attention modules' scores (shaped::detail::matmul_spans).
+inline constexpr std::size_t causal_block = 128;
+
+// The spans of rows offset .. offset + tq - 1 of a mask, over its first tk keys.
+template <class Mask>
+std::vector<key_span> key_spans(const Mask& mask, std::size_t tq, std::size_t tk, std::size_t offset = 0) {
+    const std::size_t context = mask.shape.extent(1);
+    std::vector<key_span> spans(tq);
+    for (std::size_t i = 0; i < tq; ++i) spans[i] = row_span(mask.data() + (offset + i) * context, tk);
+    return spans;
+}
+
+// For each block of `causal_block` query rows: the keys some row of the block sees (the union of their spans;
+// none where no row sees any). The scores need only those columns: causal_weights masks the rest and never
+// reads them. With a causal mask, about half of the product at long contexts: at GPT-2 small's 1024 tokens, in
+// turns with the full product, the book's module took 8% less time at batch 1 and the model's forward pass
+// 3-4% less. The products keep their bits: each score is the same sum over head_dim.
+inline std::vector<shaped::detail::column_span> causal_blocks(const std::vector<key_span>& spans) {
+    std::vector<shaped::detail::column_span> blocks;
+    for (std::size_t i0 = 0; i0 < spans.size(); i0 += causal_block) {
+        shaped::detail::column_span b{std::numeric_limits<std::size_t>::max(), 0};
+        for (std::size_t i = i0; i < std::min(spans.size(), i0 + causal_block); ++i)
+            if (spans[i].lo < spans[i].hi) {
+                b.lo = std::min(b.lo, spans[i].lo);
+                b.hi = std::max(b.hi, spans[i].hi);
+            }
+        blocks.push_back(b.lo < b.hi ? b : shaped::detail::column_span{0, 0});
+    }
+    return blocks;
+}
+
 // The causal steps of listings 3.3 and 3.5, shared by causal_attention and multi_head_attention:
 // mask[:num_tokens, :num_tokens] filled with -inf, softmax of the scores over sqrt(d), dropout.
 // One pass over each row of the scores does what masked_fill, the division and softmax do one after the
 // other, with the same operations on each element, so the weights are bit for bit the same; the
 // scores' buffer becomes the weights'.
 // With a KV cache the scores end on (num_tokens, cached<num_tokens>) and query row i is the token at
-// position `offset + i`: it reads row `offset + i` of the mask.
+// position `offset + i`: it reads row `offset + i` of the mask. The scores of masked keys are never read
+// (matmul_spans leaves them unwritten). `given`: the mask's spans (key_spans), where the caller has them.
 template <class Tokens, class Value, class Layout, Axis... S, class Mask, class Dropout>
 auto causal_weights(basic_tensor<Value, Layout, S...> scores, const Mask& mask, const Dropout& dropout, std::size_t d,
-                    torch::generator& gen = torch::default_generator(), std::size_t offset = 0) {
+                    torch::generator& gen = torch::default_generator(), std::size_t offset = 0,
+                    const key_span* given = nullptr) {
     constexpr std::size_t n = sizeof...(S);
     using keys = shaped::detail::axis_at_t<n - 1, S...>;
     static_assert(n >= 2 && std::is_same_v<shaped::detail::axis_at_t<n - 2, S...>, Tokens> &&
@@ -61,24 +108,16 @@ auto causal_weights(basic_tensor<Value, Layout, S...> scores, const Mask& mask, 
     constexpr std::size_t on_stack = 256;
     std::array<key_span, on_stack> near;
     std::vector<key_span> far;
-    key_span* spans = near.data();
-    if (tq > on_stack) {
+    key_span* found = near.data();
+    if (tq > on_stack && !given) {
         far.resize(tq);
-        spans = far.data();
+        found = far.data();
     }
     const auto* m = mask.data();
-    for (std::size_t i = 0; i < tq; ++i) {
-        const auto* masked = m + (offset + i) * context;  // row i of mask[offset:offset + num_tokens, :keys]
-        key_span sp{tk, 0, true};
-        for (std::size_t j = 0; j < tk; ++j)
-            if (masked[j] == 0) {
-                sp.lo = std::min(sp.lo, j);
-                sp.hi = j + 1;
-            }
-        sp.lo = std::min(sp.lo, sp.hi);
-        for (std::size_t j = sp.lo; j < sp.hi; ++j) sp.dense = sp.dense && masked[j] == 0;
-        spans[i] = sp;
-    }
+    if (!given)
+        for (std::size_t i = 0; i < tq; ++i)
+            found[i] = row_span(m + (offset + i) * context, tk);  // row i of mask[offset:offset + num_tokens, :keys]
+    const key_span* const spans = given ? given : found;
     const auto e = scores.shape;
     tensor<Value, S...> weights(shaped::detail::adopt_tag{}, e, std::move(scores).storage());
     // Rows are independent: on large scores they are shared among shaped's threads, in blocks of rows, with
@@ -99,6 +138,10 @@ auto causal_weights(basic_tensor<Value, Layout, S...> scores, const Mask& mask, 
                     mx = shaped::detail::vmath::divide_max(row + sp.lo, sp.hi - sp.lo, scale);
                 else
                     for (std::size_t j = sp.lo; j < sp.hi; ++j) mx = std::max(mx, row[j] = row[j] / scale);
+                if (mx == minus_inf) {  // softmax_finish reads the whole row: the masked keys' scores -inf, not unwritten
+                    std::fill(row, row + sp.lo, minus_inf);
+                    std::fill(row + sp.hi, row + tk, minus_inf);
+                }
             } else {
                 const auto* masked = m + (offset + i) * context;
                 for (std::size_t j = 0; j < tk; ++j) {

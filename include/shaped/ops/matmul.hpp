@@ -14,6 +14,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 #include <xtensor/xtensor.hpp>
 
 #include "../detail/buffer_cache.hpp"
@@ -307,6 +308,48 @@ auto matmul(const basic_tensor<Value, LayoutA, A...>& a, const basic_tensor<Valu
 }
 
 namespace detail {
+
+// Columns lo .. hi - 1: the part of a block of rows of a product that is computed (matmul_spans).
+struct column_span {
+    std::size_t lo = 0, hi = 0;
+};
+
+// Where element (r, c) of a matrix laid out as `l` is.
+constexpr std::size_t element_offset(const blas_matrix& l, std::size_t r, std::size_t c) noexcept {
+    return l.trans ? c * l.ld + r : r * l.ld + c;
+}
+
+// `q @ k.transpose(2, 3)` for the causal attention modules, block by block of `block` query rows: of block i,
+// only the columns (keys) spans[i] are computed, the rest left unwritten, since the causal step masks those
+// keys and overwrites their scores. The same BLAS call per block as `matmul` makes per matrix, on the
+// block's rows and columns; the types have been checked by the caller.
+template <class Value, class LA, class LB, Axis B, Axis H, Axis T, Axis D, Axis K>
+tensor<Value, B, H, T, K> matmul_spans(const basic_tensor<Value, LA, B, H, T, D>& a,
+                                       const basic_tensor<Value, LB, B, H, D, K>& b, std::size_t block,
+                                       const std::vector<column_span>& spans) {
+    static_assert(T::bound <= blas_max && K::bound <= blas_max && D::bound <= blas_max,
+                  "shaped::matmul(a, b): an extent of the product exceeds what one BLAS call takes");
+    using result_t = tensor<Value, B, H, T, K>;
+    check_meets<axis_pairs<3>{{{3, 2}, {0, 0}, {1, 1}}}>("matmul(a, b)", "a", a.shape, "b", b.shape);
+    const auto e = take_extents<typename result_t::extents_type,
+                                std::array<axis_source, 4>{axis_source{0, 0}, axis_source{0, 1}, axis_source{0, 2},
+                                                           axis_source{1, 3}}>(a.shape, b.shape);
+    result_t out(e, uninitialized);
+    const blas_operand<Value, 4> oa(a);
+    const blas_operand<Value, 4> ob(b);
+    const std::size_t m = a.shape.extent(2), n = b.shape.extent(3), k = a.shape.extent(3);
+    const std::size_t batches = a.shape.extent(0) * a.shape.extent(1);
+    for (std::size_t i = 0; i < batches; ++i) {
+        const Value *pa = oa.matrix(i), *pb = ob.matrix(i);
+        Value* pc = out.data() + i * m * n;
+        for (std::size_t r0 = 0, blk = 0; r0 < m; r0 += block, ++blk) {
+            const column_span s = spans[blk];
+            gemm(pa + element_offset(oa.layout, r0, 0), oa.layout, oa.stride[2], pb + element_offset(ob.layout, 0, s.lo),
+                 ob.layout, pc + r0 * n + s.lo, std::min(block, m - r0), s.hi - s.lo, k, n);
+        }
+    }
+    return out;
+}
 
 // `(attn_weights @ values).transpose(1, 2).contiguous()` in one step: each (batch, head) product goes
 // straight to its place in the (batch, num_tokens, num_heads, head_dim) result, through BLAS's leading
